@@ -1,0 +1,126 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxMessageSize is the largest message a codec accepts unless told
+// otherwise: 16 MiB.
+const DefaultMaxMessageSize = 16 << 20
+
+// ErrTooLarge reports a message over the size limit. The stream stays usable:
+// the oversized message was skipped.
+var ErrTooLarge = errors.New("message too large")
+
+// TooLargeError describes a skipped oversized message.
+type TooLargeError struct {
+	Size  int // bytes read before giving up (at least Limit+1)
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("message of more than %d bytes exceeds the limit of %d bytes; it was discarded", e.Limit, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// LineReader reads newline-delimited messages, as on MCP's stdio transport.
+// Blank lines are skipped. A line over the limit is discarded up to its end
+// and reported as a *TooLargeError; reading can go on after it.
+type LineReader struct {
+	r     *bufio.Reader
+	limit int
+	buf   []byte
+}
+
+// NewLineReader returns a reader of lines from r; limit <= 0 means
+// DefaultMaxMessageSize.
+func NewLineReader(r io.Reader, limit int) *LineReader {
+	if limit <= 0 {
+		limit = DefaultMaxMessageSize
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// ReadLine returns the next non-blank line without its line ending. The slice
+// is valid until the next call. At the end of input it returns io.EOF.
+func (lr *LineReader) ReadLine() ([]byte, error) {
+	for {
+		lr.buf = lr.buf[:0]
+		tooLarge := false
+		for {
+			chunk, err := lr.r.ReadSlice('\n')
+			if !tooLarge {
+				if len(lr.buf)+len(chunk) > lr.limit+1 { // +1 for the '\n'
+					tooLarge = true
+					lr.buf = lr.buf[:0]
+				} else {
+					lr.buf = append(lr.buf, chunk...)
+				}
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				if err == io.EOF && !tooLarge && len(bytes.TrimSpace(lr.buf)) > 0 {
+					return bytes.TrimSpace(lr.buf), nil
+				}
+				if tooLarge && err == io.EOF {
+					return nil, &TooLargeError{Size: lr.limit + 1, Limit: lr.limit}
+				}
+				return nil, err
+			}
+			break
+		}
+		if tooLarge {
+			return nil, &TooLargeError{Size: lr.limit + 1, Limit: lr.limit}
+		}
+		line := bytes.TrimRight(lr.buf, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// LineWriter writes messages as newline-delimited JSON. It is safe for
+// concurrent use: each message is written whole.
+type LineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+// NewLineWriter returns a writer of newline-delimited messages to w.
+func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
+
+// Write writes m followed by a newline.
+func (lw *LineWriter) Write(m *Message) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.buf = m.Append(lw.buf[:0])
+	lw.buf = append(lw.buf, '\n')
+	_, err := lw.w.Write(lw.buf)
+	if cap(lw.buf) > 1<<20 {
+		lw.buf = nil // don't pin a large buffer after a large message
+	}
+	return err
+}
+
+// WriteRaw writes an already encoded message followed by a newline.
+func (lw *LineWriter) WriteRaw(b []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.buf = append(append(lw.buf[:0], b...), '\n')
+	_, err := lw.w.Write(lw.buf)
+	if cap(lw.buf) > 1<<20 {
+		lw.buf = nil
+	}
+	return err
+}

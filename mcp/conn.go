@@ -1,0 +1,385 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// sender carries the messages that belong to one request back to the client:
+// notifications and server-to-client requests about it (send), then its
+// response (finish). finish(nil) ends the request without a response, as
+// after a cancellation.
+type sender interface {
+	send(m *jsonrpc.Message) error
+	finish(m *jsonrpc.Message) error
+}
+
+// conn is one client as the server sees it: a stdio process, a legacy HTTP
+// session, or a single modern HTTP request. It holds the legacy session
+// state, the requests in flight, and the server-to-client requests awaiting
+// an answer.
+type conn struct {
+	srv *Server
+	// out carries messages not tied to a request (list_changed, resource
+	// updates, legacy server requests). Nil when there is no such channel.
+	out sender
+	sem chan struct{}
+
+	mu          sync.Mutex
+	initialized bool
+	version     string
+	caps        ClientCapabilities
+	clientInfo  Implementation
+	logLevel    LoggingLevel
+	subs        map[string]bool
+	inflight    map[string]context.CancelCauseFunc
+	pending     map[string]chan *jsonrpc.Message
+	listeners   map[*listener]struct{}
+	nextID      atomic.Int64
+	wg          sync.WaitGroup // requests served on their own goroutine
+}
+
+func newConn(s *Server, out sender) *conn {
+	s.init()
+	return &conn{srv: s, out: out, sem: make(chan struct{}, s.maxConcurrent())}
+}
+
+// errCancelled and errTimeout are the causes a request's context ends with.
+var (
+	errCancelled = errors.New("request cancelled by the client")
+	errTimeout   = errors.New("request timed out")
+)
+
+// request is one client request being served.
+type request struct {
+	conn   *conn
+	id     jsonrpc.ID
+	method string
+	params json.RawMessage
+	out    sender
+
+	answered atomic.Bool
+
+	// Set by resolve, from _meta (modern) or the session (legacy).
+	modern        bool
+	version       string
+	caps          *ClientCapabilities
+	clientInfo    *Implementation
+	logLevel      LoggingLevel // "" sends no log messages
+	progressToken json.RawMessage
+
+	// Multi round-trip state.
+	mu        sync.Mutex
+	responses map[string]json.RawMessage
+	asked     map[string]InputRequest
+	seq       int
+	subject   string // the tool, prompt or resource the request is about
+	// stateSubject is the subject a requestState was issued for.
+	stateSubject string
+	appState     json.RawMessage
+}
+
+type requestKey struct{}
+
+func requestFrom(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	return r
+}
+
+// reply sends the request's response once; later calls do nothing.
+func (r *request) reply(m *jsonrpc.Message) {
+	if r.answered.CompareAndSwap(false, true) {
+		if err := r.out.finish(m); err != nil {
+			r.conn.srv.logger().Debug("mcp: writing response", "method", r.method, "err", err)
+		}
+	}
+}
+
+// receive handles one decoded message from the client. Requests run on
+// their own goroutine when async is true (stdio); otherwise (HTTP, where the
+// caller is already a goroutine per request) on the caller's.
+func (c *conn) receive(ctx context.Context, m *jsonrpc.Message, out sender, async bool) {
+	switch {
+	case m.IsResponse():
+		c.deliver(m)
+	case m.IsNotification():
+		c.notification(m)
+	default:
+		if async && m.Method != MethodInitialize { // initialize is ordered before what follows
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				c.serve(ctx, m, out)
+			}()
+		} else {
+			c.serve(ctx, m, out)
+		}
+	}
+}
+
+func (c *conn) deliver(m *jsonrpc.Message) {
+	c.mu.Lock()
+	ch := c.pending[m.ID.String()]
+	delete(c.pending, m.ID.String())
+	c.mu.Unlock()
+	if ch == nil {
+		c.srv.logger().Debug("mcp: response to an unknown request id; ignored", "id", m.ID.String())
+		return
+	}
+	ch <- m
+}
+
+func (c *conn) notification(m *jsonrpc.Message) {
+	switch m.Method {
+	case NotificationInitialized:
+		// The session is usable from the initialize response on; nothing to do.
+	case NotificationCancelled:
+		var p CancelledParams
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			c.srv.logger().Debug("mcp: bad cancellation", "err", err)
+			return
+		}
+		c.mu.Lock()
+		cancel := c.inflight[p.RequestID.String()]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel(errCancelled)
+		}
+	default:
+		// Other notifications (roots/list_changed, progress from the client)
+		// need no action from the server.
+	}
+}
+
+// serve runs one request to its response.
+func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
+	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		req.reply(nil)
+		return
+	}
+	defer func() { <-c.sem }()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if m.Method != MethodSubscriptionsListen {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeoutCause(ctx, c.srv.requestTimeout(), errTimeout)
+		defer cancelT()
+	}
+	key := m.ID.String()
+	c.mu.Lock()
+	if c.inflight == nil {
+		c.inflight = map[string]context.CancelCauseFunc{}
+	}
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
+	}()
+
+	ctx = context.WithValue(ctx, requestKey{}, req)
+	stop := context.AfterFunc(ctx, func() {
+		switch cause := context.Cause(ctx); cause {
+		case errTimeout:
+			req.reply(errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+				"request %s timed out after %s", req.method, c.srv.requestTimeout())))
+		case errCancelled:
+			req.reply(nil) // a cancelled request gets no response
+		}
+	})
+	res, err := c.srv.call(ctx, req)
+	stop()
+	req.reply(c.response(req, res, err))
+}
+
+// call dispatches a request, turning a panic into an error.
+func (s *Server) call(ctx context.Context, req *request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger().Error("mcp: handler panicked", "method", req.method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: the %s handler panicked: %v", req.method, p)
+		}
+	}()
+	return s.dispatch(ctx, req)
+}
+
+func errorMessage(id jsonrpc.ID, e *jsonrpc.Error) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: id, Error: e}
+}
+
+// response turns a handler's outcome into the response message.
+func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
+	if err != nil {
+		if errors.Is(err, ErrInputRequired) && req.modern && len(req.asked) > 0 {
+			res, err = c.srv.inputRequired(req)
+		}
+	}
+	if err != nil {
+		return errorMessage(req.id, toRPCError(req, err))
+	}
+	if req.modern {
+		decorate(res, c.srv, c.srv.ListTTL)
+	}
+	b, merr := jsonrpc.Marshal(res)
+	if merr != nil {
+		return errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: encoding the %s result: %v", req.method, merr))
+	}
+	return &jsonrpc.Message{ID: req.id, Result: b}
+}
+
+func toRPCError(req *request, err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, context.DeadlineExceeded):
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "request %s timed out", req.method)
+	case errors.Is(err, context.Canceled):
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "request %s was cancelled", req.method)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "%s failed: %v", req.method, err)
+}
+
+type resultBase interface{ base() *ResultBase }
+type cacheable interface{ cacheable() *Cacheable }
+
+// decorate adds what a modern result carries: its type, the server's
+// identity and, on cacheable results, a freshness hint.
+func decorate(res any, s *Server, ttl interface{ Milliseconds() int64 }) {
+	if r, ok := res.(resultBase); ok {
+		b := r.base()
+		if b.ResultType == "" {
+			b.ResultType = ResultComplete
+		}
+		if b.Meta == nil {
+			b.Meta = map[string]any{}
+		}
+		if _, ok := b.Meta[MetaServerInfo]; !ok {
+			b.Meta[MetaServerInfo] = s.Info
+		}
+	}
+	if r, ok := res.(cacheable); ok {
+		cb := r.cacheable()
+		if cb.TTLMs == nil {
+			ms := ttl.Milliseconds()
+			cb.TTLMs = &ms
+		}
+		if cb.CacheScope == "" {
+			cb.CacheScope = "private"
+		}
+	}
+}
+
+// ask sends a request to the client and waits for its answer (legacy era).
+func (c *conn) ask(ctx context.Context, out sender, method string, params any) (json.RawMessage, error) {
+	id := jsonrpc.StringID("s" + strconv.FormatInt(c.nextID.Add(1), 10))
+	m, err := jsonrpc.NewRequest(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = map[string]chan *jsonrpc.Message{}
+	}
+	c.pending[id.String()] = ch
+	c.mu.Unlock()
+	drop := func() {
+		c.mu.Lock()
+		delete(c.pending, id.String())
+		c.mu.Unlock()
+	}
+	if err := out.send(m); err != nil {
+		drop()
+		return nil, fmt.Errorf("sending %s to the client: %w", method, err)
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return nil, fmt.Errorf("client answered %s with an error: %w", method, resp.Error)
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		drop()
+		return nil, fmt.Errorf("waiting for the client to answer %s: %w", method, context.Cause(ctx))
+	}
+}
+
+// stopListeners ends the connection's subscriptions/listen streams.
+func (c *conn) stopListeners() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for l := range c.listeners {
+		l.stop()
+	}
+}
+
+// close ends every request in flight, e.g. when the transport closes.
+func (c *conn) close() {
+	c.mu.Lock()
+	for _, cancel := range c.inflight {
+		cancel(errCancelled)
+	}
+	for l := range c.listeners {
+		l.stop()
+	}
+	c.mu.Unlock()
+	c.srv.untrack(c)
+}
+
+// session state
+
+func (c *conn) isInitialized() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialized
+}
+
+func (c *conn) resourceUpdated(uri string) {
+	c.mu.Lock()
+	subscribed := c.subs[uri]
+	ls := c.listenerList()
+	c.mu.Unlock()
+	if subscribed && c.out != nil {
+		if m, err := jsonrpc.NewNotification(NotificationResourceUpdated, ResourceUpdatedParams{URI: uri}); err == nil {
+			_ = c.out.send(m)
+		}
+	}
+	for _, l := range ls {
+		l.resourceUpdated(uri)
+	}
+}
+
+func (c *conn) listChanged(method string) {
+	c.mu.Lock()
+	legacy := c.initialized && c.out != nil
+	ls := c.listenerList()
+	c.mu.Unlock()
+	if legacy {
+		_ = c.out.send(&jsonrpc.Message{Method: method})
+	}
+	for _, l := range ls {
+		l.listChanged(method)
+	}
+}
+
+func (c *conn) listenerList() []*listener {
+	out := make([]*listener, 0, len(c.listeners))
+	for l := range c.listeners {
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// ErrInputRequired is returned by Elicit, CreateMessage and ListRoots when a
+// modern (2026-07-28) client must supply the answer on a retry of the
+// request. A handler returns it (wrapped or joined with others) unchanged;
+// the server then answers with an input_required result listing every
+// question asked so far, and calls the handler again, from the start, when
+// the client retries with the answers. Handlers must therefore ask their
+// questions in the same order on every run.
+var ErrInputRequired = errors.New("input required from the client")
+
+// RequestInfo describes the request a handler is serving.
+type RequestInfo struct {
+	// Method is the MCP method, e.g. "tools/call".
+	Method string
+	// ProtocolVersion is the revision the request speaks.
+	ProtocolVersion string
+	// Modern is true for stateless (2026-07-28) requests.
+	Modern bool
+	// ClientInfo identifies the client, when it said.
+	ClientInfo *Implementation
+	// ClientCapabilities are the client's capabilities for this request.
+	ClientCapabilities *ClientCapabilities
+}
+
+// Request returns what is known about the request ctx belongs to; ok is
+// false outside a request handler.
+func Request(ctx context.Context) (info RequestInfo, ok bool) {
+	r := requestFrom(ctx)
+	if r == nil {
+		return RequestInfo{}, false
+	}
+	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps}, true
+}
+
+// Progress reports progress of the current request to the client, if it
+// asked for progress (a progressToken in _meta); otherwise it does nothing.
+// total <= 0 means unknown.
+func Progress(ctx context.Context, progress, total float64, message string) error {
+	r := requestFrom(ctx)
+	if r == nil || len(r.progressToken) == 0 {
+		return nil
+	}
+	p := ProgressParams{ProgressToken: r.progressToken, Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	m, err := jsonrpc.NewNotification(NotificationProgress, p)
+	if err != nil {
+		return err
+	}
+	return r.out.send(m)
+}
+
+// Log sends a log message about the current request to the client, when the
+// client asked for messages of that level: by logging/setLevel (legacy; all
+// levels until then) or by the logLevel in the request's _meta (modern; none
+// without it).
+func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+	r := requestFrom(ctx)
+	if r == nil || r.logLevel == "" || levelRank[level] < levelRank[r.logLevel] {
+		return nil
+	}
+	m, err := jsonrpc.NewNotification(NotificationMessage, LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	if err != nil {
+		return err
+	}
+	return r.out.send(m)
+}
+
+// Elicit asks the client's user for input. See ErrInputRequired for how a
+// modern client answers.
+func Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+	var res ElicitResult
+	err := askClient(ctx, MethodElicit, p, &res, func(c *ClientCapabilities) bool { return c.Elicitation != nil })
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// CreateMessage asks the client's LLM for a completion (sampling). See
+// ErrInputRequired for how a modern client answers.
+func CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+	var res CreateMessageResult
+	err := askClient(ctx, MethodCreateMessage, p, &res, func(c *ClientCapabilities) bool { return c.Sampling != nil })
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots. See ErrInputRequired for how a
+// modern client answers.
+func ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	var res ListRootsResult
+	err := askClient(ctx, MethodListRoots, struct{}{}, &res, func(c *ClientCapabilities) bool { return c.Roots != nil })
+	if err != nil {
+		return nil, err
+	}
+	if res.Roots == nil {
+		res.Roots = []Root{}
+	}
+	return &res, nil
+}
+
+var inputKeyPrefix = map[string]string{
+	MethodElicit:        "elicitation",
+	MethodCreateMessage: "sampling",
+	MethodListRoots:     "roots",
+}
+
+// askClient puts a question to the client: as a server-to-client request in
+// the legacy era, as an input request of an input_required result in the
+// modern one.
+func askClient(ctx context.Context, method string, params any, out any, supported func(*ClientCapabilities) bool) error {
+	r := requestFrom(ctx)
+	if r == nil {
+		return fmt.Errorf("%s can only be called while serving a request", method)
+	}
+	if r.caps == nil || !supported(r.caps) {
+		return missingCapability(method)
+	}
+	if !r.modern {
+		raw, err := r.conn.ask(ctx, r.out, method, params)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("the client's answer to %s is malformed: %w", method, err)
+		}
+		return nil
+	}
+	if !supportsInputRequired(r.method) {
+		return fmt.Errorf("%s cannot ask the client for input during %s (only tools/call, prompts/get and resources/read can)", method, r.method)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	key := inputKeyPrefix[method] + "-" + strconv.Itoa(r.seq)
+	if raw, ok := r.responses[key]; ok {
+		if err := json.Unmarshal(raw, out); err == nil {
+			return nil
+		}
+		// A malformed answer is asked for again.
+	}
+	b, err := jsonrpc.Marshal(params)
+	if err != nil {
+		return err
+	}
+	if r.asked == nil {
+		r.asked = map[string]InputRequest{}
+	}
+	r.asked[key] = InputRequest{Method: method, Params: b}
+	return ErrInputRequired
+}
+
+func missingCapability(method string) *jsonrpc.Error {
+	capName := map[string]string{MethodElicit: "elicitation", MethodCreateMessage: "sampling", MethodListRoots: "roots"}[method]
+	return jsonrpc.NewError(CodeMissingRequiredClientCapability, "the client did not declare the %s capability that %s needs", capName, method).
+		WithData(map[string]any{"requiredCapabilities": map[string]any{capName: map[string]any{}}})
+}
+
+// State returns the application state a handler saved with SetState on an
+// earlier round of a multi round-trip request; nil on the first round.
+func State(ctx context.Context) json.RawMessage {
+	if r := requestFrom(ctx); r != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.appState
+	}
+	return nil
+}
+
+// SetState saves application state to be handed back, integrity-protected,
+// when the client retries an input_required request.
+func SetState(ctx context.Context, v any) error {
+	r := requestFrom(ctx)
+	if r == nil {
+		return errors.New("SetState can only be called while serving a request")
+	}
+	b, err := jsonrpc.Marshal(v)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.appState = b
+	r.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,529 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// dispatch routes a request by method.
+func (s *Server) dispatch(ctx context.Context, req *request) (any, error) {
+	switch req.method {
+	case MethodInitialize:
+		return s.initialize(req)
+	case MethodPing:
+		var p Params
+		if err := decodeLenient(req, &p); err != nil {
+			return nil, err
+		}
+		return &EmptyResult{}, nil
+	case MethodDiscover:
+		return s.discover(req)
+	case MethodToolsList:
+		return s.listTools(req)
+	case MethodToolsCall:
+		return s.callTool(ctx, req)
+	case MethodResourcesList:
+		return s.listResources(req)
+	case MethodResourceTemplatesList:
+		return s.listTemplates(req)
+	case MethodResourcesRead:
+		return s.readResource(ctx, req)
+	case MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return s.subscribe(req)
+	case MethodPromptsList:
+		return s.listPrompts(req)
+	case MethodPromptsGet:
+		return s.getPrompt(ctx, req)
+	case MethodComplete:
+		return s.completion(ctx, req)
+	case MethodSetLevel:
+		return s.setLevel(req)
+	case MethodSubscriptionsListen:
+		return s.listen(ctx, req)
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q", req.method)
+}
+
+type withParams interface{ params() *Params }
+
+// decode reads the request's params into p and settles the request's era:
+// modern when _meta names a protocol version, legacy when the connection
+// has been initialized; anything else is refused.
+func decode(req *request, p withParams) error {
+	if err := unmarshalParams(req, p); err != nil {
+		return err
+	}
+	return req.resolve(p.params(), false)
+}
+
+// decodeLenient is decode for requests allowed before initialize (ping).
+func decodeLenient(req *request, p withParams) error {
+	if err := unmarshalParams(req, p); err != nil {
+		return err
+	}
+	return req.resolve(p.params(), true)
+}
+
+func unmarshalParams(req *request, p any) error {
+	if len(req.params) == 0 {
+		return nil
+	}
+	if req.params[0] != '{' {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
+	}
+	if err := json.Unmarshal(req.params, p); err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "params"
+		}
+		return fmt.Sprintf("%s must be %s, got %s", field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	return err.Error()
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64", "int32", "uint", "uint64":
+		return "a number"
+	}
+	return goKind
+}
+
+// resolve settles the era of a request from its _meta and the session.
+func (r *request) resolve(p *Params, allowBeforeInit bool) error {
+	meta := p.Meta
+	if meta != nil {
+		r.progressToken = meta.ProgressToken
+	}
+	c := r.conn
+	if meta != nil && meta.ProtocolVersion != "" {
+		v := meta.ProtocolVersion
+		if !IsModern(v) {
+			c.mu.Lock()
+			legacyMatch := c.initialized && c.version == v
+			c.mu.Unlock()
+			if !legacyMatch {
+				return unsupportedVersion(v)
+			}
+		} else {
+			r.modern = true
+			r.version = v
+			r.caps = meta.ClientCapabilities
+			if r.caps == nil {
+				r.caps = &ClientCapabilities{}
+			}
+			r.clientInfo = meta.ClientInfo
+			if meta.LogLevel != "" {
+				if !meta.LogLevel.Valid() {
+					return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %q in _meta (use debug, info, notice, warning, error, critical, alert or emergency)", meta.LogLevel)
+				}
+				r.logLevel = meta.LogLevel
+			}
+			r.responses = p.InputResponses
+			if p.RequestState != "" {
+				if err := r.conn.srv.openState(r, p.RequestState); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initialized {
+		r.version = c.version
+		caps := c.caps
+		r.caps = &caps
+		info := c.clientInfo
+		r.clientInfo = &info
+		r.logLevel = c.logLevel
+		if r.logLevel == "" {
+			r.logLevel = LevelDebug // legacy: every message until logging/setLevel
+		}
+		return nil
+	}
+	if allowBeforeInit {
+		r.caps = &ClientCapabilities{}
+		return nil
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+		"no protocol version for %s: send initialize first (protocol %s and earlier), or put %q and %q in params._meta (protocol %s)",
+		r.method, LatestLegacyVersion, MetaProtocolVersion, MetaClientCapabilities, LatestVersion)
+}
+
+func unsupportedVersion(v string) *jsonrpc.Error {
+	return jsonrpc.NewError(CodeUnsupportedProtocolVersion, "Unsupported protocol version %q; this server speaks %s", v, strings.Join(SupportedVersions(), ", ")).
+		WithData(map[string]any{"supported": SupportedVersions(), "requested": v})
+}
+
+func (s *Server) initialize(req *request) (any, error) {
+	var p InitializeParams
+	if err := unmarshalParams(req, &p); err != nil {
+		return nil, err
+	}
+	version := p.ProtocolVersion
+	if !isLegacy(version) {
+		// Answer with the newest legacy revision; the client decides
+		// whether it can speak it.
+		version = LatestLegacyVersion
+	}
+	c := req.conn
+	c.mu.Lock()
+	c.initialized = true
+	c.version = version
+	c.caps = p.Capabilities
+	c.clientInfo = p.ClientInfo
+	c.mu.Unlock()
+	return &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.Info,
+		Instructions:    s.Instructions,
+	}, nil
+}
+
+func (s *Server) discover(req *request) (any, error) {
+	var p Params
+	if err := unmarshalParams(req, &p); err != nil {
+		return nil, err
+	}
+	if p.Meta != nil && p.Meta.ProtocolVersion != "" {
+		if err := req.resolve(&p, true); err != nil {
+			return nil, err
+		}
+	}
+	// Discovery is modern by nature: answer in the modern shape.
+	req.modern = true
+	info := s.Info
+	return &DiscoverResult{
+		SupportedVersions: SupportedVersions(),
+		Capabilities:      s.capabilities(),
+		ServerInfo:        &info,
+		Instructions:      s.Instructions,
+	}, nil
+}
+
+func (s *Server) listTools(req *request) (any, error) {
+	var p PaginatedParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	all := s.tools.Tools()
+	start, end, next, err := s.page(p.Cursor, len(all))
+	if err != nil {
+		return nil, err
+	}
+	res := &ListToolsResult{Tools: make([]Tool, 0, end-start), NextCursor: next}
+	for _, t := range all[start:end] {
+		res.Tools = append(res.Tools, t.Info())
+	}
+	return res, nil
+}
+
+// callTool routes tools/call by name. A tool's own failure (bad arguments,
+// an error it returns) is a result with isError set, so a model can read it;
+// only an unknown tool or malformed params are protocol errors.
+func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
+	var p CallToolParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for tools/call: name is missing")
+	}
+	t, ok := s.tools.Lookup(p.Name)
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", p.Name)
+	}
+	if err := req.setSubject(p.Name); err != nil {
+		return nil, err
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	res, err := t.Call(ctx, args)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.Is(err, ErrInputRequired) || errors.As(err, &rpcErr) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		res = tool.ErrorResult(err)
+	}
+	if res == nil {
+		res = &tool.Result{}
+	}
+	return &CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}, nil
+}
+
+func (s *Server) listResources(req *request) (any, error) {
+	var p PaginatedParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	all := make([]Resource, 0, len(s.resOrder))
+	for _, uri := range s.resOrder {
+		all = append(all, s.resources[uri].res)
+	}
+	s.mu.RUnlock()
+	start, end, next, err := s.page(p.Cursor, len(all))
+	if err != nil {
+		return nil, err
+	}
+	return &ListResourcesResult{Resources: all[start:end], NextCursor: next}, nil
+}
+
+func (s *Server) listTemplates(req *request) (any, error) {
+	var p PaginatedParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	all := make([]ResourceTemplate, 0, len(s.templates))
+	for _, t := range s.templates {
+		all = append(all, t.tmpl)
+	}
+	s.mu.RUnlock()
+	start, end, next, err := s.page(p.Cursor, len(all))
+	if err != nil {
+		return nil, err
+	}
+	return &ListResourceTemplatesResult{ResourceTemplates: all[start:end], NextCursor: next}, nil
+}
+
+// findResource returns the handler for a URI: a fixed resource, else the
+// first template that matches.
+func (s *Server) findResource(uri string) ResourceHandler {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.resources[uri]; ok {
+		return e.h
+	}
+	for _, t := range s.templates {
+		if t.re.MatchString(uri) {
+			return t.h
+		}
+	}
+	return nil
+}
+
+// TemplateVars returns the variables of uri matched against an RFC 6570
+// template, or nil if it does not match.
+func TemplateVars(template, uri string) map[string]string {
+	re, err := compileTemplate(template)
+	if err != nil {
+		return nil
+	}
+	m := re.FindStringSubmatch(uri)
+	if m == nil {
+		return nil
+	}
+	vars := map[string]string{}
+	for i, name := range re.SubexpNames() {
+		if name != "" {
+			vars[name] = m[i]
+		}
+	}
+	return vars
+}
+
+func (s *Server) resourceNotFound(req *request, uri string) *jsonrpc.Error {
+	code := CodeResourceNotFound
+	if req.modern {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return jsonrpc.NewError(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
+}
+
+func (s *Server) readResource(ctx context.Context, req *request) (any, error) {
+	var p ReadResourceParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for resources/read: uri is missing")
+	}
+	if err := req.setSubject(p.URI); err != nil {
+		return nil, err
+	}
+	h := s.findResource(p.URI)
+	if h == nil {
+		return nil, s.resourceNotFound(req, p.URI)
+	}
+	contents, err := h(ctx, p.URI)
+	if err != nil {
+		if errors.Is(err, ErrResourceNotFound) {
+			return nil, s.resourceNotFound(req, p.URI)
+		}
+		return nil, err
+	}
+	if contents == nil {
+		contents = []ResourceContents{}
+	}
+	return &ReadResourceResult{Contents: contents}, nil
+}
+
+func (s *Server) subscribe(req *request) (any, error) {
+	var p ReadResourceParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if req.modern {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %s is not part of protocol %s; use subscriptions/listen with resourceSubscriptions", req.method, req.version)
+	}
+	if p.URI == "" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: uri is missing", req.method)
+	}
+	c := req.conn
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = map[string]bool{}
+	}
+	if req.method == MethodResourcesSubscribe {
+		c.subs[p.URI] = true
+	} else {
+		delete(c.subs, p.URI)
+	}
+	c.mu.Unlock()
+	return &EmptyResult{}, nil
+}
+
+func (s *Server) listPrompts(req *request) (any, error) {
+	var p PaginatedParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	all := make([]Prompt, 0, len(s.prOrder))
+	for _, n := range s.prOrder {
+		all = append(all, s.prompts[n].p)
+	}
+	s.mu.RUnlock()
+	start, end, next, err := s.page(p.Cursor, len(all))
+	if err != nil {
+		return nil, err
+	}
+	return &ListPromptsResult{Prompts: all[start:end], NextCursor: next}, nil
+}
+
+func (s *Server) getPrompt(ctx context.Context, req *request) (any, error) {
+	var p GetPromptParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if err := req.setSubject(p.Name); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	e := s.prompts[p.Name]
+	s.mu.RUnlock()
+	if e == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown prompt %q: call prompts/list for the prompts this server has", p.Name)
+	}
+	var missing []string
+	for _, a := range e.p.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "prompt %q is missing required arguments: %s", p.Name, strings.Join(missing, ", "))
+	}
+	res, err := e.h(ctx, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if res.Messages == nil {
+		res.Messages = []PromptMessage{}
+	}
+	return res, nil
+}
+
+func (s *Server) completion(ctx context.Context, req *request) (any, error) {
+	var p CompleteParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	h := s.complete
+	s.mu.RUnlock()
+	if h == nil {
+		return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
+	}
+	if p.Ref.Type != "ref/prompt" && p.Ref.Type != "ref/resource" {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params for completion/complete: ref.type must be "ref/prompt" or "ref/resource", got %q`, p.Ref.Type)
+	}
+	c, err := h(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		c = &Completion{}
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	if len(c.Values) > 100 {
+		c.Values, c.HasMore = c.Values[:100], true
+	}
+	return &CompleteResult{Completion: *c}, nil
+}
+
+func (s *Server) setLevel(req *request) (any, error) {
+	var p SetLevelParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if req.modern {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: logging/setLevel is not part of protocol %s; set %q in each request's _meta", req.version, MetaLogLevel)
+	}
+	if !p.Level.Valid() {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for logging/setLevel: unknown level %q (use debug, info, notice, warning, error, critical, alert or emergency)", p.Level)
+	}
+	req.conn.mu.Lock()
+	req.conn.logLevel = p.Level
+	req.conn.mu.Unlock()
+	return &EmptyResult{}, nil
+}
+
+// supportsInputRequired reports whether a method may answer input_required.
+func supportsInputRequired(method string) bool {
+	return slices.Contains([]string{MethodToolsCall, MethodPromptsGet, MethodResourcesRead}, method)
+}
+
+// setSubject records what the request is about and checks that a
+// requestState it carries was issued for the same thing.
+func (r *request) setSubject(subject string) error {
+	r.subject = subject
+	if r.stateSubject != "" && r.stateSubject != subject {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid requestState: it was issued for %q, not %q; retry the original request without requestState and inputResponses", r.stateSubject, subject)
+	}
+	return nil
+}

@@ -1,0 +1,611 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// HTTP header names of the Streamable HTTP transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderParamPrefix     = "Mcp-Param-"
+	HeaderLastEventID     = "Last-Event-Id"
+)
+
+// DefaultSessionIdleTimeout ends a legacy HTTP session unused this long.
+const DefaultSessionIdleTimeout = 30 * time.Minute
+
+// HTTPHandler serves a Server over Streamable HTTP at whatever path it is
+// mounted on, for both eras: modern (2026-07-28) clients send independent
+// POSTs; legacy clients open a session with initialize and may hold a GET
+// stream, resume streams with Last-Event-ID and end the session with
+// DELETE.
+//
+// Requests whose Host or Origin is not allowed are refused with 403, to
+// protect a server on localhost from DNS rebinding.
+type HTTPHandler struct {
+	// Server is the server to serve.
+	Server *Server
+	// AllowedHosts are the Host header values accepted (host names, with or
+	// without a port). Empty means the loopback names only: localhost,
+	// 127.0.0.1 and [::1], on any port.
+	AllowedHosts []string
+	// AllowedOrigins are the Origin header values accepted, besides
+	// loopback origins. "*" accepts any origin.
+	AllowedOrigins []string
+	// SessionIdleTimeout ends a legacy session unused this long (default
+	// DefaultSessionIdleTimeout).
+	SessionIdleTimeout time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+// NewHTTPHandler returns a handler serving s over Streamable HTTP.
+func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
+
+// httpSession is a legacy session: its connection state and its streams.
+type httpSession struct {
+	id         string
+	conn       *conn
+	ctx        context.Context
+	cancel     context.CancelFunc
+	lastUsed   time.Time
+	events     *eventLog
+	standalone *sessionOut
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg, ok := h.checkOrigin(r); !ok {
+		writeJSONError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", msg))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeJSONError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "method %s not allowed: send JSON-RPC messages with POST", r.Method))
+	}
+}
+
+// checkOrigin guards against DNS rebinding.
+func (h *HTTPHandler) checkOrigin(r *http.Request) (string, bool) {
+	host := r.Host
+	if !h.hostAllowed(host) {
+		return fmt.Sprintf("forbidden: Host %q is not allowed (DNS rebinding protection); set AllowedHosts to serve other names", host), false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		return fmt.Sprintf("forbidden: Origin %q is not allowed (DNS rebinding protection); set AllowedOrigins to accept it", origin), false
+	}
+	return "", true
+}
+
+func isLoopbackName(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func (h *HTTPHandler) hostAllowed(hostport string) bool {
+	if len(h.AllowedHosts) == 0 {
+		return isLoopbackName(splitHost(hostport))
+	}
+	for _, a := range h.AllowedHosts {
+		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, splitHost(hostport)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *HTTPHandler) originAllowed(origin string) bool {
+	for _, a := range h.AllowedOrigins {
+		if a == "*" || strings.EqualFold(a, origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && isLoopbackName(u.Hostname())
+}
+
+func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorMessage(id, e).Append(nil))
+}
+
+func acceptsBoth(r *http.Request) (json, sse bool) {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "application/json":
+			json = true
+		case "text/event-stream":
+			sse = true
+		case "*/*":
+			json, sse = true, true
+		case "application/*":
+			json = true
+		case "text/*":
+			sse = true
+		}
+	}
+	return json, sse
+}
+
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+	s := h.Server
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+			writeJSONError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "unsupported Content-Type %q: send application/json", ct))
+			return
+		}
+	}
+	if j, e := acceptsBoth(r); !j || !e {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list both application/json and text/event-stream"))
+		return
+	}
+	body, err := jsonrpc.ReadBody(r.Body, s.MaxMessageSize)
+	if err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, jsonrpc.ErrTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeJSONError(w, status, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
+		return
+	}
+	if jsonrpc.IsBatch(body) {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v; send one message per POST", jsonrpc.ErrBatch))
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		errors.As(err, &rpcErr)
+		writeJSONError(w, http.StatusBadRequest, msg.ID, rpcErr)
+		return
+	}
+
+	// A legacy session?
+	if sid := r.Header.Get(HeaderSessionID); sid != "" && msg.Method != MethodInitialize {
+		sess := h.session(sid)
+		if sess == nil {
+			if msg.IsRequest() && isModernBody(msg) {
+				// A modern client ignores sessions; so do we.
+				h.modern(w, r, msg)
+				return
+			}
+			writeJSONError(w, http.StatusNotFound, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
+			return
+		}
+		h.legacy(w, r, sess, msg)
+		return
+	}
+	switch {
+	case msg.Method == MethodInitialize:
+		sess := h.newSession()
+		h.legacy(w, r, sess, msg)
+	case msg.IsResponse():
+		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a response was sent without an %s header: responses belong to a legacy session", HeaderSessionID))
+	case msg.IsNotification():
+		// Modern clients send no notifications over HTTP; accept and drop.
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		h.modern(w, r, msg)
+	}
+}
+
+// isModernBody reports whether a request names a protocol version in _meta.
+func isModernBody(m *jsonrpc.Message) bool {
+	var p struct {
+		Meta struct {
+			V string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.Meta.V != ""
+}
+
+func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpSession, msg *jsonrpc.Message) {
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" && msg.Method != MethodInitialize && sess.conn.isInitialized() {
+		if !isLegacy(v) && !IsModern(v) {
+			writeJSONError(w, http.StatusBadRequest, msg.ID, unsupportedVersion(v))
+			return
+		}
+	}
+	w.Header().Set(HeaderSessionID, sess.id)
+	if !msg.IsRequest() {
+		sess.conn.receive(sess.ctx, msg, nil, false)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ps := newPostSender(w, sess.events, false)
+	// In legacy sessions a dropped connection is not a cancellation: the
+	// request runs on in the session's context.
+	go sess.conn.serve(sess.ctx, msg, ps)
+	ps.wait(r.Context())
+}
+
+// modern serves one stateless request.
+func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	if e := h.validateHeaders(r, msg); e != nil {
+		writeJSONError(w, http.StatusBadRequest, msg.ID, e)
+		return
+	}
+	ps := newPostSender(w, nil, true)
+	c := newConn(h.Server, nil)
+	defer c.close()
+	go c.serve(r.Context(), msg, ps)
+	ps.wait(r.Context())
+}
+
+// validateHeaders checks the standard headers of a modern request against
+// its body.
+func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+	var p struct {
+		Name      string          `json:"name"`
+		URI       string          `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			V string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if len(msg.Params) > 0 && msg.Params[0] == '{' {
+		_ = json.Unmarshal(msg.Params, &p) // malformed params are reported by the handler
+	}
+	hv := r.Header.Get(HeaderProtocolVersion)
+	if p.Meta.V == "" {
+		if hv != "" && IsModern(hv) {
+			return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header is %q but params._meta has no %q", HeaderProtocolVersion, hv, MetaProtocolVersion)
+		}
+		// Neither modern nor in a session: the dispatcher explains.
+		return nil
+	}
+	if hv == "" {
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal params._meta[%q] (%q)", HeaderProtocolVersion, MetaProtocolVersion, p.Meta.V)
+	}
+	if hv != p.Meta.V {
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match params._meta[%q] %q", HeaderProtocolVersion, hv, MetaProtocolVersion, p.Meta.V)
+	}
+	if !IsModern(hv) {
+		return unsupportedVersion(hv)
+	}
+	hm, ok := headerValue(r, HeaderMethod)
+	switch {
+	case !ok:
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal the body's method %q", HeaderMethod, msg.Method)
+	case hm != msg.Method:
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body method %q", HeaderMethod, hm, msg.Method)
+	}
+	var want string
+	switch msg.Method {
+	case MethodToolsCall, MethodPromptsGet:
+		want = p.Name
+	case MethodResourcesRead:
+		want = p.URI
+	default:
+		return nil
+	}
+	raw, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
+	if !present {
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal %q", HeaderName, want)
+	}
+	hn, err := decodeHeaderValue(raw[0])
+	if err != nil {
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header: %v", HeaderName, err)
+	}
+	if hn != want {
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body value %q", HeaderName, hn, want)
+	}
+	if msg.Method == MethodToolsCall {
+		if t, ok := h.Server.tools.Lookup(p.Name); ok {
+			return checkParamHeaders(r, t.Info().InputSchema, p.Arguments)
+		}
+	}
+	return nil
+}
+
+func headerValue(r *http.Request, name string) (string, bool) {
+	v, ok := r.Header[http.CanonicalHeaderKey(name)]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// decodeHeaderValue undoes the =?base64?...?= sentinel encoding and checks
+// that a plain value holds only visible ASCII, space and tab.
+func decodeHeaderValue(v string) (string, error) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-2])
+		if err != nil {
+			return "", fmt.Errorf("invalid base64 in %q", v)
+		}
+		return string(b), nil
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", fmt.Errorf("invalid character 0x%02x in value", c)
+		}
+	}
+	return v, nil
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers that a tool's
+// x-mcp-header annotations call for against the arguments in the body.
+func checkParamHeaders(r *http.Request, schema json.RawMessage, args json.RawMessage) *jsonrpc.Error {
+	params := headerParams(schema)
+	if len(params) == 0 {
+		return nil
+	}
+	var argv map[string]any
+	if len(args) > 0 {
+		_ = json.Unmarshal(args, &argv)
+	}
+	for _, hp := range params {
+		val, present := lookupPath(argv, hp.path)
+		raw, has := r.Header[http.CanonicalHeaderKey(HeaderParamPrefix+hp.name)]
+		if !present || val == nil {
+			continue
+		}
+		want := headerString(val)
+		if !has {
+			return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s%s header is missing; it must carry argument %q (%s)", HeaderParamPrefix, hp.name, strings.Join(hp.path, "."), want)
+		}
+		got, err := decodeHeaderValue(raw[0])
+		if err != nil {
+			return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s%s header: %v", HeaderParamPrefix, hp.name, err)
+		}
+		if got != want && !numericEqual(got, val) {
+			return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s%s header %q does not match argument %q value %q", HeaderParamPrefix, hp.name, got, strings.Join(hp.path, "."), want)
+		}
+	}
+	return nil
+}
+
+type headerParam struct {
+	name string
+	path []string
+}
+
+// headerParams finds the properties of a schema annotated with
+// x-mcp-header, following only "properties" chains.
+func headerParams(schema json.RawMessage) []headerParam {
+	if !strings.Contains(string(schema), "x-mcp-header") {
+		return nil
+	}
+	var root map[string]any
+	if json.Unmarshal(schema, &root) != nil {
+		return nil
+	}
+	var out []headerParam
+	var walk func(node map[string]any, path []string)
+	walk = func(node map[string]any, path []string) {
+		props, _ := node["properties"].(map[string]any)
+		for k, v := range props {
+			child, _ := v.(map[string]any)
+			if child == nil {
+				continue
+			}
+			p := append(append([]string(nil), path...), k)
+			if name, ok := child["x-mcp-header"].(string); ok {
+				out = append(out, headerParam{name: name, path: p})
+			}
+			walk(child, p)
+		}
+	}
+	walk(root, nil)
+	return out
+}
+
+func lookupPath(v map[string]any, path []string) (any, bool) {
+	var cur any = v
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur, ok = m[k]
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func headerString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func numericEqual(header string, body any) bool {
+	f, ok := body.(float64)
+	if !ok {
+		return false
+	}
+	h, err := strconv.ParseFloat(header, 64)
+	return err == nil && h == f
+}
+
+// sessions
+
+func (h *HTTPHandler) newSession() *httpSession {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
+	sess.standalone = &sessionOut{events: sess.events}
+	sess.conn = newConn(h.Server, sess.standalone)
+	h.Server.track(sess.conn)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sessions == nil {
+		h.sessions = map[string]*httpSession{}
+	}
+	h.expireLocked()
+	h.sessions[sess.id] = sess
+	return sess
+}
+
+func (h *HTTPHandler) idleTimeout() time.Duration {
+	if h.SessionIdleTimeout > 0 {
+		return h.SessionIdleTimeout
+	}
+	return DefaultSessionIdleTimeout
+}
+
+func (h *HTTPHandler) expireLocked() {
+	cutoff := time.Now().Add(-h.idleTimeout())
+	for id, s := range h.sessions {
+		if s.lastUsed.Before(cutoff) {
+			delete(h.sessions, id)
+			s.end()
+		}
+	}
+}
+
+func (h *HTTPHandler) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s != nil {
+		if time.Since(s.lastUsed) > h.idleTimeout() {
+			delete(h.sessions, id)
+			s.end()
+			return nil
+		}
+		s.lastUsed = time.Now()
+	}
+	return s
+}
+
+func (s *httpSession) end() {
+	s.cancel()
+	s.conn.close()
+	s.standalone.detach(nil)
+}
+
+// Close ends every legacy session.
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, s := range h.sessions {
+		delete(h.sessions, id)
+		s.end()
+	}
+}
+
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		writeJSONError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "DELETE ends a legacy session and needs an %s header", HeaderSessionID))
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[sid]
+	delete(h.sessions, sid)
+	h.mu.Unlock()
+	if s == nil {
+		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found", sid))
+		return
+	}
+	s.end()
+	w.WriteHeader(http.StatusOK)
+}
+
+// get opens a legacy session's standalone SSE stream, or resumes a stream
+// after Last-Event-ID.
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		writeJSONError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "GET opens the stream of a legacy session and needs an %s header; modern clients POST each request", HeaderSessionID))
+		return
+	}
+	if _, sse := acceptsBoth(r); !sse {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream"))
+		return
+	}
+	sess := h.session(sid)
+	if sess == nil {
+		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
+		return
+	}
+	if last := r.Header.Get(HeaderLastEventID); last != "" {
+		sw := startSSE(w)
+		stream, ok := sess.events.replay(last, sw)
+		if !ok {
+			return
+		}
+		// Continue the resumed stream on this connection.
+		done := sess.events.attach(stream, sw)
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		case <-sess.ctx.Done():
+		}
+		sess.events.detach(stream, sw)
+		return
+	}
+	if sess.standalone.busy() {
+		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "conflict: this session already has an open GET stream; only one is allowed"))
+		return
+	}
+	sw := startSSE(w)
+	if !sess.standalone.attach(sw) {
+		return
+	}
+	select {
+	case <-r.Context().Done():
+	case <-sess.ctx.Done():
+	}
+	sess.standalone.detach(sw)
+}

@@ -1,0 +1,371 @@
+// Package mcp implements the Model Context Protocol: a Server that serves
+// tools, resources and prompts, and (in its own files) a Client, over stdio,
+// Streamable HTTP and the deprecated HTTP+SSE transport.
+//
+// Both eras of the protocol are spoken by one implementation: the stateless
+// 2026-07-28 revision, where every request carries its protocol version and
+// client capabilities in _meta, and the legacy revisions (2025-11-25 back to
+// 2024-11-05) that open a session with initialize. A server picks the era
+// from how each client opens, so old and new clients share one endpoint.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// Defaults for the Server's limits.
+const (
+	DefaultMaxConcurrentRequests = 64
+	DefaultRequestTimeout        = 10 * time.Minute
+	DefaultPageSize              = 500
+)
+
+// ResourceHandler reads a resource. It returns the contents of uri, or an
+// error; return ErrResourceNotFound (wrapped or not) for an unknown URI.
+type ResourceHandler func(ctx context.Context, uri string) ([]ResourceContents, error)
+
+// PromptHandler renders a prompt with its arguments.
+type PromptHandler func(ctx context.Context, args map[string]string) (*GetPromptResult, error)
+
+// CompletionHandler suggests values for an argument of a prompt or resource
+// template.
+type CompletionHandler func(ctx context.Context, p *CompleteParams) (*Completion, error)
+
+// ErrResourceNotFound is returned by a ResourceHandler for an unknown URI.
+var ErrResourceNotFound = fmt.Errorf("resource not found")
+
+// Server serves tools, resources and prompts over MCP to any number of
+// clients at once, in both protocol eras. Set its fields before serving; add
+// tools, resources and prompts at any time (clients that asked to be told
+// get a list_changed notification). The zero value serves nothing under an
+// empty name; set Info.
+type Server struct {
+	// Info identifies the server to clients.
+	Info Implementation
+	// Instructions tell a model how to use the server's tools.
+	Instructions string
+
+	// MaxMessageSize is the largest message accepted, in bytes (default
+	// jsonrpc.DefaultMaxMessageSize). A larger one is refused with an error
+	// and the connection stays up.
+	MaxMessageSize int
+	// MaxConcurrentRequests bounds the requests one connection runs at once
+	// (default DefaultMaxConcurrentRequests); further requests wait.
+	MaxConcurrentRequests int
+	// RequestTimeout bounds each request (default DefaultRequestTimeout).
+	// A request that runs out of time gets an error at once; its handler's
+	// context is cancelled.
+	RequestTimeout time.Duration
+	// PageSize is the number of items per page of a list (default
+	// DefaultPageSize).
+	PageSize int
+	// ListTTL is the ttlMs given to modern clients on cacheable results
+	// (default 0: always re-fetch, since lists may change).
+	ListTTL time.Duration
+	// StateKey signs the requestState of multi round-trip requests, so that
+	// state a client sends back cannot be forged. With several server
+	// instances behind a load balancer, give them the same key. When empty,
+	// a random key is made on first use.
+	StateKey []byte
+	// Logger receives the server's own diagnostics (never sent to clients).
+	// Nil discards them.
+	Logger *slog.Logger
+
+	once      sync.Once
+	mu        sync.RWMutex
+	tools     tool.Registry
+	resources map[string]*resourceEntry
+	resOrder  []string
+	templates []*templateEntry
+	prompts   map[string]*promptEntry
+	prOrder   []string
+	complete  CompletionHandler
+	conns     map[*conn]struct{}
+	stateKey  []byte
+}
+
+type resourceEntry struct {
+	res Resource
+	h   ResourceHandler
+}
+
+type templateEntry struct {
+	tmpl ResourceTemplate
+	re   *regexp.Regexp
+	h    ResourceHandler
+}
+
+type promptEntry struct {
+	p Prompt
+	h PromptHandler
+}
+
+func (s *Server) init() {
+	s.once.Do(func() {
+		s.resources = map[string]*resourceEntry{}
+		s.prompts = map[string]*promptEntry{}
+		s.conns = map[*conn]struct{}{}
+		s.stateKey = s.StateKey
+		if len(s.stateKey) == 0 {
+			s.stateKey = make([]byte, 32)
+			_, _ = rand.Read(s.stateKey) // never fails (crypto/rand panics instead)
+		}
+	})
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// AddTools registers tools. A duplicate name is an error.
+func (s *Server) AddTools(tools ...tool.Tool) error {
+	s.init()
+	if err := s.tools.Add(tools...); err != nil {
+		return err
+	}
+	s.listChanged(NotificationToolsListChanged)
+	return nil
+}
+
+// RemoveTools unregisters tools by name.
+func (s *Server) RemoveTools(names ...string) {
+	s.init()
+	if s.tools.Remove(names...) {
+		s.listChanged(NotificationToolsListChanged)
+	}
+}
+
+// Tools returns the registry the server routes tools/call through.
+func (s *Server) Tools() *tool.Registry { return &s.tools }
+
+// AddResource registers a resource with a fixed URI.
+func (s *Server) AddResource(r Resource, h ResourceHandler) {
+	s.init()
+	s.mu.Lock()
+	if _, ok := s.resources[r.URI]; !ok {
+		s.resOrder = append(s.resOrder, r.URI)
+	}
+	s.resources[r.URI] = &resourceEntry{res: r, h: h}
+	s.mu.Unlock()
+	s.listChanged(NotificationResourcesListChanged)
+}
+
+// AddResourceTemplate registers a family of resources whose URIs match an
+// RFC 6570 template such as "file:///{path}". Variables match one path
+// segment ({var}) or the rest of the URI ({+var} or {/var*}).
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) error {
+	s.init()
+	re, err := compileTemplate(t.URITemplate)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.templates = append(s.templates, &templateEntry{tmpl: t, re: re, h: h})
+	s.mu.Unlock()
+	s.listChanged(NotificationResourcesListChanged)
+	return nil
+}
+
+// AddPrompt registers a prompt.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
+	s.init()
+	s.mu.Lock()
+	if _, ok := s.prompts[p.Name]; !ok {
+		s.prOrder = append(s.prOrder, p.Name)
+		sort.Strings(s.prOrder)
+	}
+	s.prompts[p.Name] = &promptEntry{p: p, h: h}
+	s.mu.Unlock()
+	s.listChanged(NotificationPromptsListChanged)
+}
+
+// SetCompletionHandler sets the handler of completion/complete.
+func (s *Server) SetCompletionHandler(h CompletionHandler) {
+	s.init()
+	s.mu.Lock()
+	s.complete = h
+	s.mu.Unlock()
+}
+
+// NotifyResourceUpdated tells every client subscribed to uri that it changed.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	s.init()
+	for _, c := range s.connections() {
+		c.resourceUpdated(uri)
+	}
+}
+
+func (s *Server) connections() []*conn {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (s *Server) listChanged(method string) {
+	for _, c := range s.connections() {
+		c.listChanged(method)
+	}
+}
+
+func (s *Server) track(c *conn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// capabilities are what this server offers, from what is registered.
+func (s *Server) capabilities() ServerCapabilities {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	caps := ServerCapabilities{
+		Logging: &struct{}{},
+		Tools:   &ListChangedCapability{ListChanged: true},
+	}
+	if len(s.resources) > 0 || len(s.templates) > 0 {
+		caps.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	if len(s.prompts) > 0 {
+		caps.Prompts = &ListChangedCapability{ListChanged: true}
+	}
+	if s.complete != nil {
+		caps.Completions = &struct{}{}
+	}
+	return caps
+}
+
+func (s *Server) maxConcurrent() int {
+	if s.MaxConcurrentRequests > 0 {
+		return s.MaxConcurrentRequests
+	}
+	return DefaultMaxConcurrentRequests
+}
+
+func (s *Server) requestTimeout() time.Duration {
+	if s.RequestTimeout > 0 {
+		return s.RequestTimeout
+	}
+	return DefaultRequestTimeout
+}
+
+func (s *Server) pageSize() int {
+	if s.PageSize > 0 {
+		return s.PageSize
+	}
+	return DefaultPageSize
+}
+
+// compileTemplate turns an RFC 6570 URI template into a regular expression
+// with one named group per variable.
+func compileTemplate(t string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	rest := t
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, fmt.Errorf("uri template %q: unclosed {", t)
+		}
+		b.WriteString(regexp.QuoteMeta(rest[:i]))
+		expr := rest[i+1 : i+j]
+		op := ""
+		if expr != "" && strings.ContainsRune("+#/.;?&", rune(expr[0])) {
+			op, expr = expr[:1], expr[1:]
+		}
+		for k, v := range strings.Split(expr, ",") {
+			v = strings.TrimSuffix(v, "*")
+			if i := strings.IndexByte(v, ':'); i >= 0 {
+				v = v[:i]
+			}
+			if !regexp.MustCompile(`^[A-Za-z0-9_]+$`).MatchString(v) {
+				return nil, fmt.Errorf("uri template %q: bad variable name %q", t, v)
+			}
+			if k > 0 {
+				b.WriteString(",")
+			}
+			switch op {
+			case "+", "#":
+				b.WriteString("(?P<" + v + ">.*)")
+			case "/":
+				b.WriteString("/(?P<" + v + ">.*)")
+			case "?", "&":
+				b.WriteString("[?&]" + v + "=(?P<" + v + ">[^&]*)")
+			default:
+				b.WriteString("(?P<" + v + ">[^/?#]+)")
+			}
+		}
+		rest = rest[i+j+1:]
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// pagination
+
+func encodeCursor(offset int) string {
+	return fmt.Sprintf("o%d", offset)
+}
+
+func decodeCursor(c string) (int, error) {
+	if c == "" {
+		return 0, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(c, "o%d", &n); err != nil || n < 0 || encodeCursor(n) != c {
+		return 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: pass back a nextCursor from an earlier page, or none for the first page", c)
+	}
+	return n, nil
+}
+
+// page returns the bounds of the page starting at cursor in a list of n.
+func (s *Server) page(cursor string, n int) (start, end int, next string, err error) {
+	start, err = decodeCursor(cursor)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if start > n {
+		return 0, 0, "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor %q: past the end of the list", cursor)
+	}
+	end = start + s.pageSize()
+	if end >= n {
+		end = n
+	} else {
+		next = encodeCursor(end)
+	}
+	return start, end, next, nil
+}
+
+// rawJSON marshals v, for error data.
+func rawJSON(v any) json.RawMessage {
+	b, _ := jsonrpc.Marshal(v)
+	return b
+}

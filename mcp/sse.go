@@ -1,0 +1,371 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+var errStreamClosed = errors.New("the response stream is closed")
+
+// sseWriter writes Server-Sent Events to one HTTP response.
+type sseWriter struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	closed bool
+}
+
+// startSSE sends the headers of an event stream.
+func startSSE(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	return &sseWriter{w: w, rc: rc}
+}
+
+// event writes one event; id may be empty.
+func (s *sseWriter) event(id string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errStreamClosed
+	}
+	var b []byte
+	if id != "" {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	if _, err := s.w.Write(b); err != nil {
+		s.closed = true
+		return err
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.closed = true
+		return err
+	}
+	return nil
+}
+
+func (s *sseWriter) comment(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_, _ = s.w.Write([]byte(": " + strings.ReplaceAll(text, "\n", " ") + "\n\n"))
+		_ = s.rc.Flush()
+	}
+}
+
+// close stops all writes; the HTTP handler may then return.
+func (s *sseWriter) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// maxLoggedEvents bounds the events a legacy stream keeps for resumption.
+const maxLoggedEvents = 256
+
+type storedEvent struct {
+	seq  int
+	data []byte
+}
+
+// eventStream is one SSE stream's sequence of events. A legacy stream is
+// logged, so that a client that lost the connection can resume it with
+// Last-Event-ID; its live writer may change as the client reconnects.
+type eventStream struct {
+	mu       sync.Mutex
+	id       string // "" when not logged
+	seq      int
+	events   []storedEvent
+	live     *sseWriter
+	finished bool
+	done     chan struct{}
+}
+
+func (s *eventStream) write(data []byte, final bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return errStreamClosed
+	}
+	s.seq++
+	eid := ""
+	if s.id != "" {
+		eid = s.id + "_" + strconv.Itoa(s.seq)
+		if len(s.events) == maxLoggedEvents {
+			s.events = append(s.events[:0], s.events[1:]...)
+		}
+		s.events = append(s.events, storedEvent{seq: s.seq, data: data})
+	}
+	var err error
+	if s.live != nil {
+		if err = s.live.event(eid, data); err != nil {
+			s.live = nil
+		}
+	} else if s.id == "" {
+		err = errStreamClosed
+	}
+	if final {
+		s.finished = true
+		close(s.done)
+	}
+	return err
+}
+
+// eventLog keeps a legacy session's logged streams.
+type eventLog struct {
+	mu      sync.Mutex
+	next    int
+	streams map[string]*eventStream
+}
+
+func newEventLog() *eventLog { return &eventLog{streams: map[string]*eventStream{}} }
+
+func (l *eventLog) newStream(live *sseWriter) *eventStream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	s := &eventStream{id: "s" + strconv.Itoa(l.next), live: live, done: make(chan struct{})}
+	l.streams[s.id] = s
+	// Forget finished streams beyond a few, oldest first.
+	if len(l.streams) > 64 {
+		for id, st := range l.streams {
+			st.mu.Lock()
+			fin := st.finished
+			st.mu.Unlock()
+			if fin && id != s.id {
+				delete(l.streams, id)
+				break
+			}
+		}
+	}
+	return s
+}
+
+// replay writes the events after lastID to w and returns their stream.
+func (l *eventLog) replay(lastID string, w *sseWriter) (*eventStream, bool) {
+	sid, seqStr, ok := strings.Cut(lastID, "_")
+	seq, err := strconv.Atoi(seqStr)
+	if !ok || err != nil {
+		return nil, false
+	}
+	l.mu.Lock()
+	s := l.streams[sid]
+	l.mu.Unlock()
+	if s == nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.events {
+		if e.seq > seq {
+			if w.event(s.id+"_"+strconv.Itoa(e.seq), e.data) != nil {
+				return nil, false
+			}
+		}
+	}
+	return s, true
+}
+
+// attach makes w the live writer of a stream and returns a channel closed
+// when the stream ends.
+func (l *eventLog) attach(s *eventStream, w *sseWriter) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.finished {
+		s.live = w
+	}
+	return s.done
+}
+
+func (l *eventLog) detach(s *eventStream, w *sseWriter) {
+	s.mu.Lock()
+	if s.live == w {
+		s.live = nil
+	}
+	s.mu.Unlock()
+	w.close()
+}
+
+// postSender carries one POSTed request's messages. It answers with plain
+// JSON when the response is the only message, and switches to an SSE
+// stream as soon as a notification or server request comes first.
+type postSender struct {
+	w      http.ResponseWriter
+	modern bool
+	log    *eventLog // legacy sessions log their streams
+
+	mu      sync.Mutex
+	stream  *eventStream
+	sse     *sseWriter
+	closed  bool // the HTTP handler has returned, or a response was written
+	done    chan struct{}
+	doneOne sync.Once
+}
+
+func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSender {
+	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{})}
+}
+
+// startStream switches to SSE; p.mu is held.
+func (p *postSender) startStream() {
+	p.sse = startSSE(p.w)
+	if p.log != nil {
+		p.stream = p.log.newStream(p.sse)
+	} else {
+		p.stream = &eventStream{live: p.sse, done: make(chan struct{})}
+	}
+}
+
+func (p *postSender) send(m *jsonrpc.Message) error {
+	p.mu.Lock()
+	if p.stream == nil {
+		if p.closed {
+			p.mu.Unlock()
+			return errStreamClosed
+		}
+		p.startStream()
+	}
+	s := p.stream
+	p.mu.Unlock()
+	return s.write(m.Append(nil), false)
+}
+
+func (p *postSender) finish(m *jsonrpc.Message) error {
+	defer p.doneOne.Do(func() { close(p.done) })
+	p.mu.Lock()
+	if p.stream != nil {
+		s := p.stream
+		p.mu.Unlock()
+		if m == nil {
+			s.mu.Lock()
+			if !s.finished {
+				s.finished = true
+				close(s.done)
+			}
+			s.mu.Unlock()
+			return nil
+		}
+		return s.write(m.Append(nil), true)
+	}
+	defer p.mu.Unlock()
+	if p.closed {
+		return errStreamClosed
+	}
+	p.closed = true
+	if m == nil {
+		p.w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	status := http.StatusOK
+	if p.modern && m.Error != nil {
+		status = modernErrorStatus(m.Error.Code)
+	}
+	p.w.Header().Set("Content-Type", "application/json")
+	p.w.WriteHeader(status)
+	_, err := p.w.Write(m.Append(nil))
+	return err
+}
+
+// modernErrorStatus is the HTTP status of a modern JSON-RPC error response.
+func modernErrorStatus(code int) int {
+	switch code {
+	case CodeUnsupportedProtocolVersion, CodeHeaderMismatch, CodeMissingRequiredClientCapability:
+		return http.StatusBadRequest
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+// wait blocks until the response is written or the client goes away, and
+// then stops all writes to this HTTP response.
+func (p *postSender) wait(ctx context.Context) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	p.closed = true
+	sse, stream := p.sse, p.stream
+	p.mu.Unlock()
+	if stream != nil {
+		stream.mu.Lock()
+		if stream.live == sse {
+			stream.live = nil
+		}
+		stream.mu.Unlock()
+	}
+	if sse != nil {
+		sse.close()
+	}
+}
+
+// sessionOut carries a legacy session's messages that belong to no request
+// to its standalone GET stream, when one is open.
+type sessionOut struct {
+	events *eventLog
+	mu     sync.Mutex
+	stream *eventStream
+	w      *sseWriter
+}
+
+func (o *sessionOut) busy() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.w != nil
+}
+
+func (o *sessionOut) attach(w *sseWriter) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.w != nil {
+		return false
+	}
+	o.w = w
+	o.stream = o.events.newStream(w)
+	return true
+}
+
+func (o *sessionOut) detach(w *sseWriter) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w == nil || o.w == w {
+		if o.w != nil {
+			o.w.close()
+		}
+		o.w, o.stream = nil, nil
+	}
+}
+
+func (o *sessionOut) send(m *jsonrpc.Message) error {
+	o.mu.Lock()
+	s := o.stream
+	o.mu.Unlock()
+	if s == nil {
+		return errStreamClosed
+	}
+	return s.write(m.Append(nil), false)
+}
+
+func (o *sessionOut) finish(m *jsonrpc.Message) error {
+	if m == nil {
+		return nil
+	}
+	return o.send(m)
+}

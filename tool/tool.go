@@ -1,0 +1,93 @@
+// Package tool holds what a tool is, wherever it runs: its description
+// (Info), the one-method interface every tool implements (Tool), the result
+// it returns (Result and its Content blocks), and the Registry that routes a
+// call by name.
+//
+// A local Go function, a tool on a remote MCP server and a built-in toolset
+// are all a Tool, so an agent and an MCP server treat them alike.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Tool is anything that can be described to a model and called.
+//
+// Call receives the arguments as raw JSON (an object) and returns the result
+// meant for the model. A returned error is turned into an error result (see
+// ErrorResult) by the callers in this module, so a model can read it and
+// repair its call; return a Result with IsError set to choose the text
+// yourself.
+type Tool interface {
+	Info() Info
+	Call(ctx context.Context, args json.RawMessage) (*Result, error)
+}
+
+// Info describes a tool: the MCP Tool definition.
+type Info struct {
+	// Name routes the call. It is unique within a registry.
+	Name string `json:"name"`
+	// Title is a human-readable name for display.
+	Title string `json:"title,omitempty"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments (type "object").
+	// Empty means an object with no properties.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema, when set, is the JSON Schema of Result.StructuredContent.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are hints about the tool's behaviour.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Icons for display.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is free-form metadata (MCP's _meta).
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// emptyObjectSchema is the input schema of a tool that takes no arguments.
+var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
+
+// MarshalJSON writes Info with an input schema even when none was set.
+func (i Info) MarshalJSON() ([]byte, error) {
+	type plain Info
+	p := plain(i)
+	if len(p.InputSchema) == 0 {
+		p.InputSchema = emptyObjectSchema
+	}
+	return json.Marshal(p)
+}
+
+// Annotations are hints about a tool's behaviour, used for approval, retry
+// and parallelism decisions. They are hints: never trust them from an
+// untrusted server.
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Icon is an image that represents a tool, resource or server in a UI.
+type Icon struct {
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+	Theme    string   `json:"theme,omitempty"`
+}
+
+// Func adapts a function to the Tool interface, as http.HandlerFunc does for
+// http.Handler.
+type Func struct {
+	Def Info
+	Fn  func(ctx context.Context, args json.RawMessage) (*Result, error)
+}
+
+// Info returns the tool's description.
+func (f Func) Info() Info { return f.Def }
+
+// Call calls the function.
+func (f Func) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+	return f.Fn(ctx, args)
+}

@@ -114,6 +114,16 @@ func ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	return &res, nil
 }
 
+type inputKeyKey struct{}
+
+// WithInputKey names the answer the next Elicit, CreateMessage or ListRoots
+// made with the returned context asks a modern client for: the key of its
+// entry in inputRequests and inputResponses. Without a name, questions are
+// keyed by kind and order ("elicitation-1", "sampling-2", ...).
+func WithInputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKeyKey{}, key)
+}
+
 var inputKeyPrefix = map[string]string{
 	MethodElicit:        "elicitation",
 	MethodCreateMessage: "sampling",
@@ -147,12 +157,18 @@ func askClient(ctx context.Context, method string, params any, out any, supporte
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	key := inputKeyPrefix[method] + "-" + strconv.Itoa(r.seq)
+	key, _ := ctx.Value(inputKeyKey{}).(string)
+	if key == "" {
+		key = inputKeyPrefix[method] + "-" + strconv.Itoa(r.seq)
+	}
 	if raw, ok := r.responses[key]; ok {
-		if err := json.Unmarshal(raw, out); err == nil {
-			return nil
+		if len(raw) == 0 || raw[0] != '{' {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses[%q] must be the %s result object, got %s", key, method, raw)
 		}
-		// A malformed answer is asked for again.
+		if err := json.Unmarshal(raw, out); err != nil {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses[%q] is not a valid %s result: %v", key, method, err)
+		}
+		return nil
 	}
 	b, err := jsonrpc.Marshal(params)
 	if err != nil {

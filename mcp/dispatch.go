@@ -133,7 +133,10 @@ func (r *request) resolve(p *Params, allowBeforeInit bool) error {
 			r.version = v
 			r.caps = meta.ClientCapabilities
 			if r.caps == nil {
-				r.caps = &ClientCapabilities{}
+				return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: params._meta[%q] is missing; protocol %s requires it on every request (use {} for none)", MetaClientCapabilities, v)
+			}
+			if removedInModern(r.method) {
+				return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %s is not part of protocol %s", r.method, v)
 			}
 			r.clientInfo = meta.ClientInfo
 			if meta.LogLevel != "" {

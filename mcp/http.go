@@ -221,7 +221,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case msg.Method == MethodInitialize:
+	case msg.Method == MethodInitialize && !IsModern(r.Header.Get(HeaderProtocolVersion)) && !isModernBody(msg):
 		sess := h.newSession()
 		h.legacy(w, r, sess, msg)
 	case msg.IsResponse():
@@ -267,8 +267,8 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 
 // modern serves one stateless request.
 func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	if e := h.validateHeaders(r, msg); e != nil {
-		writeJSONError(w, http.StatusBadRequest, msg.ID, e)
+	if e, status := h.validateHeaders(r, msg); e != nil {
+		writeJSONError(w, status, msg.ID, e)
 		return
 	}
 	ps := newPostSender(w, nil, true)
@@ -278,43 +278,57 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	ps.wait(r.Context())
 }
 
-// validateHeaders checks the standard headers of a modern request against
-// its body.
-func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+// validateHeaders checks a modern request's _meta and standard headers
+// against its body, returning the error and HTTP status to refuse it with.
+func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*jsonrpc.Error, int) {
 	var p struct {
 		Name      string          `json:"name"`
 		URI       string          `json:"uri"`
 		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			V string `json:"io.modelcontextprotocol/protocolVersion"`
+		Meta      *struct {
+			V    string          `json:"io.modelcontextprotocol/protocolVersion"`
+			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	}
 	if len(msg.Params) > 0 && msg.Params[0] == '{' {
 		_ = json.Unmarshal(msg.Params, &p) // malformed params are reported by the handler
 	}
+	bad := http.StatusBadRequest
 	hv := r.Header.Get(HeaderProtocolVersion)
-	if p.Meta.V == "" {
-		if hv != "" && IsModern(hv) {
-			return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header is %q but params._meta has no %q", HeaderProtocolVersion, hv, MetaProtocolVersion)
-		}
+	bodyV := ""
+	if p.Meta != nil {
+		bodyV = p.Meta.V
+	}
+	switch {
+	case bodyV == "" && hv == "":
 		// Neither modern nor in a session: the dispatcher explains.
-		return nil
+		return nil, 0
+	case bodyV == "" && IsModern(hv):
+		what := "params._meta is missing"
+		if p.Meta != nil {
+			what = fmt.Sprintf("params._meta[%q] is missing", MetaProtocolVersion)
+		}
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %s; protocol %s requires it on every request, equal to the %s header", what, hv, HeaderProtocolVersion), bad
+	case bodyV == "":
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "no session: protocol %s needs an %s header from initialize; send initialize first, or speak %s", hv, HeaderSessionID, LatestVersion), bad
+	case hv == "":
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal params._meta[%q] (%q)", HeaderProtocolVersion, MetaProtocolVersion, bodyV), bad
+	case hv != bodyV:
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match params._meta[%q] %q", HeaderProtocolVersion, hv, MetaProtocolVersion, bodyV), bad
+	case !IsModern(hv):
+		return unsupportedVersion(hv), bad
+	case len(p.Meta.Caps) == 0 || p.Meta.Caps[0] != '{':
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: params._meta[%q] must be an object (use {} for none); protocol %s requires it on every request", MetaClientCapabilities, hv), bad
 	}
-	if hv == "" {
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal params._meta[%q] (%q)", HeaderProtocolVersion, MetaProtocolVersion, p.Meta.V)
-	}
-	if hv != p.Meta.V {
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match params._meta[%q] %q", HeaderProtocolVersion, hv, MetaProtocolVersion, p.Meta.V)
-	}
-	if !IsModern(hv) {
-		return unsupportedVersion(hv)
+	if removedInModern(msg.Method) {
+		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %s is not part of protocol %s", msg.Method, hv), http.StatusNotFound
 	}
 	hm, ok := headerValue(r, HeaderMethod)
 	switch {
 	case !ok:
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal the body's method %q", HeaderMethod, msg.Method)
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal the body's method %q", HeaderMethod, msg.Method), bad
 	case hm != msg.Method:
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body method %q", HeaderMethod, hm, msg.Method)
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body method %q", HeaderMethod, hm, msg.Method), bad
 	}
 	var want string
 	switch msg.Method {
@@ -323,25 +337,36 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) *js
 	case MethodResourcesRead:
 		want = p.URI
 	default:
-		return nil
+		return nil, 0
 	}
 	raw, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 	if !present {
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal %q", HeaderName, want)
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal %q", HeaderName, want), bad
 	}
 	hn, err := decodeHeaderValue(raw[0])
 	if err != nil {
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header: %v", HeaderName, err)
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header: %v", HeaderName, err), bad
 	}
 	if hn != want {
-		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body value %q", HeaderName, hn, want)
+		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body value %q", HeaderName, hn, want), bad
 	}
 	if msg.Method == MethodToolsCall {
 		if t, ok := h.Server.tools.Lookup(p.Name); ok {
-			return checkParamHeaders(r, t.Info().InputSchema, p.Arguments)
+			if e := checkParamHeaders(r, t.Info().InputSchema, p.Arguments); e != nil {
+				return e, bad
+			}
 		}
 	}
-	return nil
+	return nil, 0
+}
+
+// removedInModern reports whether a method exists only in legacy revisions.
+func removedInModern(method string) bool {
+	switch method {
+	case MethodInitialize, MethodPing, MethodSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return true
+	}
+	return false
 }
 
 func headerValue(r *http.Request, name string) (string, bool) {

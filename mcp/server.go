@@ -220,6 +220,16 @@ func (s *Server) connections() []*conn {
 	return out
 }
 
+// NotifyListChanged tells clients that asked to be told that a list changed:
+// pass NotificationToolsListChanged, NotificationPromptsListChanged or
+// NotificationResourcesListChanged. Adding and removing tools, prompts and
+// resources notifies by itself; call this when what a handler returns
+// changes without them.
+func (s *Server) NotifyListChanged(notification string) {
+	s.init()
+	s.listChanged(notification)
+}
+
 func (s *Server) listChanged(method string) {
 	for _, c := range s.connections() {
 		c.listChanged(method)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -193,9 +194,9 @@ type RequestMeta struct {
 // Params is embedded in every request's params: its _meta, and the
 // multi-round-trip members a retried request carries.
 type Params struct {
-	Meta           *RequestMeta               `json:"_meta,omitempty"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string                     `json:"requestState,omitempty"`
+	Meta           *RequestMeta   `json:"_meta,omitempty"`
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	RequestState   string         `json:"requestState,omitempty"`
 }
 
 func (p *Params) params() *Params { return p }
@@ -497,6 +498,23 @@ type ListenParams struct {
 type SubscriptionsAcknowledgedParams struct {
 	Meta          map[string]any     `json:"_meta,omitempty"`
 	Notifications SubscriptionFilter `json:"notifications"`
+}
+
+// InputResponses are a client's answers to the inputRequests of an
+// input_required result, by key.
+type InputResponses map[string]json.RawMessage
+
+// UnmarshalJSON accepts an object only.
+func (r *InputResponses) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '{' {
+		return fmt.Errorf("inputResponses must be an object mapping input request keys to results, got %s", b)
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*r = m
+	return nil
 }
 
 // InputRequest is one request of an input_required result, or a request a

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/toolsets/calc"
+)
+
+// toolsets are the built-in toolsets, by name.
+func toolsets() map[string]func() []tool.Tool {
+	return map[string]func() []tool.Tool{
+		"calc": calc.Tools,
+	}
+}
+
+func toolsetNames() []string {
+	var names []string
+	for n := range toolsets() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+type serveOptions struct {
+	http     string
+	toolsets []string
+	origins  []string
+	hosts    []string
+	verbose  bool
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the built-in toolsets to MCP clients",
+		Long: `Serve the built-in toolsets over MCP, to any client: Claude Desktop, Cursor,
+VS Code, the MCP Inspector, or an agent of your own. Both protocol eras are
+spoken: 2026-07-28 and the legacy 2025-11-25 back to 2024-11-05.
+
+By default the server speaks over stdio, as a client expects when it launches
+the server itself; logs go to stderr. With --http it listens for Streamable
+HTTP at /mcp (and the deprecated HTTP+SSE transport at /sse for old clients),
+on 127.0.0.1 unless you name another address.
+
+Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
+		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
+  #   "toolwire": {"command": "toolwire", "args": ["serve"]}
+  toolwire serve
+
+  # Serve over HTTP on a port of your choice
+  toolwire serve --http 127.0.0.1:8080
+
+  # Only some toolsets
+  toolwire serve --toolset calc`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve (default: all): "+strings.Join(toolsetNames(), ", "))
+	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
+	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
+	return cmd
+}
+
+func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
+	srv := &mcp.Server{
+		Info:         mcp.Implementation{Name: "toolwire", Version: version},
+		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
+		Logger:       logger,
+	}
+	names := o.toolsets
+	if len(names) == 0 {
+		names = toolsetNames()
+	}
+	all := toolsets()
+	for _, n := range names {
+		ts, ok := all[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown toolset %q: choose from %s", n, strings.Join(toolsetNames(), ", "))
+		}
+		if err := srv.AddTools(ts()...); err != nil {
+			return nil, fmt.Errorf("toolset %s: %w", n, err)
+		}
+	}
+	return srv, nil
+}
+
+func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := newToolServer(o, logger)
+	if err != nil {
+		return err
+	}
+	if o.http == "" {
+		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+			fmt.Fprintf(stderr, "toolwire: serving %d tools over stdio (MCP messages, one JSON object per line).\n"+
+				"toolwire: this is meant to be launched by an MCP client; use --http to serve over HTTP. Ctrl-D ends.\n", srv.Tools().Len())
+		}
+		return srv.ServeStream(ctx, stdin, stdout)
+	}
+	return serveHTTP(ctx, srv, o, stdout, logger)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.Writer, logger *slog.Logger) error {
+	addr := o.http
+	if !strings.Contains(addr, ":") {
+		addr = "127.0.0.1:" + addr // a bare port
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", addr, err)
+	}
+	h := &mcp.HTTPHandler{Server: srv, AllowedOrigins: o.origins, AllowedHosts: allowedHosts(o.hosts, ln.Addr())}
+	defer h.Close()
+	sse := &mcp.SSEHandler{Server: srv, AllowedOrigins: o.origins, AllowedHosts: h.AllowedHosts}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/sse", sse)
+	mux.Handle("/message", sse)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// allowedHosts adds the loopback names to the hosts the user allowed, so
+// that allowing a public name does not lock out local clients.
+func allowedHosts(extra []string, _ net.Addr) []string {
+	if len(extra) == 0 {
+		return nil
+	}
+	return append([]string{"localhost", "127.0.0.1", "::1", "[::1]"}, extra...)
+}

@@ -1,0 +1,65 @@
+// Command server serves the fixtures of the official MCP conformance suite
+// (npm @modelcontextprotocol/conformance) over Streamable HTTP at /mcp:
+//
+//	go run ./conformance/server -addr 127.0.0.1:3001
+//
+// It is written with toolwire's public API only, and doubles as the fullest
+// example of it: tools with every content type, progress, logging, sampling
+// and elicitation in both protocol eras, resources, templates, prompts and
+// completion.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:3001", "address to listen on")
+	flag.Parse()
+	if err := run(*addr); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance server:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := newServer(logger)
+	if err != nil {
+		return err
+	}
+	h := mcp.NewHTTPHandler(srv)
+	defer h.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("LISTENING %s\n", ln.Addr())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

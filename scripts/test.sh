@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The project's test command: installs the pinned npm peers the tests run
+# against (Node 22, the TypeScript SDK, reference servers) into .cache, then
+# runs every Go test with the race detector. Extra arguments go to go test.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+nodebin=$(./scripts/install-test-deps.sh | tail -n 1)
+export PATH="$nodebin:$PATH"
+# Tests that need Node fail instead of skipping when it is missing.
+export TOOLWIRE_REQUIRE_NODE=1
+go vet ./...
+go test -race -count=1 "$@" ./...

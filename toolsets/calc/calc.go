@@ -1,0 +1,419 @@
+// Package calc is a small toolset for what language models get wrong:
+// exact arithmetic, and dates and times across time zones.
+//
+// Tools returns its tools, ready for an agent or an MCP server.
+package calc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"math"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/toolwire/toolwire/tool"
+)
+
+// Tools returns the toolset's tools.
+func Tools() []tool.Tool {
+	return []tool.Tool{calculate(), now(), convertTime(), timeBetween()}
+}
+
+var readOnly = &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false), IdempotentHint: ptr(true)}
+
+func ptr[T any](v T) *T { return &v }
+
+// decodeArgs reads a tool's arguments, naming the problem for the model.
+func decodeArgs(args json.RawMessage, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	return nil
+}
+
+func calculate() tool.Tool {
+	return tool.Func{
+		Def: tool.Info{
+			Name:  "calculate",
+			Title: "Calculate",
+			Description: "Evaluates an arithmetic expression exactly (arbitrary precision for + - * / and integer %; no ^ or **, use pow), " +
+				"e.g. \"(17.5 * 4) / 3\" or \"pow(2, 100)\". Functions: sqrt, pow (exact for whole numbers), abs, floor, ceil, round, ln, log10, exp, sin, cos, tan (radians); constants pi and e.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"The expression to evaluate, e.g. \"(2 + 3) * 4\""}},"required":["expression"],"additionalProperties":false}`),
+			Annotations: readOnly,
+		},
+		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			var in struct {
+				Expression string `json:"expression"`
+			}
+			if err := decodeArgs(args, &in); err != nil {
+				return nil, err
+			}
+			v, err := Evaluate(in.Expression)
+			if err != nil {
+				return nil, err
+			}
+			return &tool.Result{Content: []tool.Content{tool.TextContent(v)}, StructuredContent: map[string]string{"value": v}}, nil
+		},
+	}
+}
+
+// Evaluate evaluates an arithmetic expression and returns its value as
+// text: exact for + - * / and integer %, floating point for functions.
+func Evaluate(expr string) (string, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return "", fmt.Errorf("cannot parse expression %q: %v", expr, err)
+	}
+	var ev evaluator
+	v, err := ev.eval(e)
+	if err != nil {
+		return "", fmt.Errorf("cannot evaluate %q: %w", expr, err)
+	}
+	digits := 20
+	if ev.inexact {
+		digits = 15 // float64 arithmetic: no more digits than it has
+	}
+	return format(v, digits), nil
+}
+
+// evaluator evaluates an expression, noting whether floating-point
+// functions made the result inexact.
+type evaluator struct{ inexact bool }
+
+func format(v constant.Value, digits int) string {
+	if v.Kind() == constant.Int {
+		return v.ExactString()
+	}
+	if r := constant.ToInt(v); r.Kind() == constant.Int {
+		return r.ExactString()
+	}
+	var f big.Float
+	switch x := constant.Val(v).(type) {
+	case *big.Rat:
+		f.SetPrec(256).SetRat(x)
+	case *big.Float:
+		f.SetPrec(256).Set(x)
+	default:
+		fv, _ := constant.Float64Val(v)
+		f.SetFloat64(fv)
+	}
+	s := f.Text('g', digits)
+	if strings.ContainsAny(s, ".") && !strings.ContainsAny(s, "e") {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func (ev *evaluator) eval(e ast.Expr) (constant.Value, error) {
+	switch n := e.(type) {
+	case *ast.BasicLit:
+		if n.Kind != token.INT && n.Kind != token.FLOAT {
+			return nil, fmt.Errorf("%s is not a number", n.Value)
+		}
+		return constant.MakeFromLiteral(n.Value, n.Kind, 0), nil
+	case *ast.ParenExpr:
+		return ev.eval(n.X)
+	case *ast.Ident:
+		switch n.Name {
+		case "pi":
+			ev.inexact = true
+			return constant.MakeFloat64(math.Pi), nil
+		case "e":
+			ev.inexact = true
+			return constant.MakeFloat64(math.E), nil
+		}
+		return nil, fmt.Errorf("unknown name %q (known constants: pi, e)", n.Name)
+	case *ast.UnaryExpr:
+		x, err := ev.eval(n.X)
+		if err != nil {
+			return nil, err
+		}
+		if n.Op != token.SUB && n.Op != token.ADD {
+			return nil, fmt.Errorf("operator %s is not supported", n.Op)
+		}
+		return constant.UnaryOp(n.Op, x, 0), nil
+	case *ast.BinaryExpr:
+		x, err := ev.eval(n.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := ev.eval(n.Y)
+		if err != nil {
+			return nil, err
+		}
+		return binary(n.Op, x, y)
+	case *ast.CallExpr:
+		return ev.call(n)
+	}
+	return nil, fmt.Errorf("unsupported syntax %T", e)
+}
+
+func binary(op token.Token, x, y constant.Value) (constant.Value, error) {
+	switch op {
+	case token.ADD, token.SUB, token.MUL:
+		return constant.BinaryOp(x, op, y), nil
+	case token.QUO:
+		if constant.Sign(y) == 0 {
+			return nil, fmt.Errorf("division by zero")
+		}
+		return constant.BinaryOp(constant.ToFloat(x), token.QUO, constant.ToFloat(y)), nil
+	case token.REM:
+		xi, yi := constant.ToInt(x), constant.ToInt(y)
+		if xi.Kind() != constant.Int || yi.Kind() != constant.Int {
+			return nil, fmt.Errorf("%% needs whole numbers")
+		}
+		if constant.Sign(yi) == 0 {
+			return nil, fmt.Errorf("division by zero")
+		}
+		return constant.BinaryOp(xi, token.REM, yi), nil
+	}
+	return nil, fmt.Errorf("operator %s is not supported (use + - * / %% and pow(x, y))", op)
+}
+
+// power is exact for whole bases and small whole exponents.
+func power(x, y constant.Value) constant.Value {
+	xi, yi := constant.ToInt(x), constant.ToInt(y)
+	if xi.Kind() == constant.Int && yi.Kind() == constant.Int {
+		if n, ok := constant.Int64Val(yi); ok && n >= 0 && n <= 4096 {
+			r := constant.MakeInt64(1)
+			for i := int64(0); i < n; i++ {
+				r = constant.BinaryOp(r, token.MUL, xi)
+			}
+			return r
+		}
+	}
+	return floatFn(func(a ...float64) float64 { return math.Pow(a[0], a[1]) }, x, y)
+}
+
+func floatFn(f func(...float64) float64, args ...constant.Value) constant.Value {
+	fs := make([]float64, len(args))
+	for i, a := range args {
+		fs[i], _ = constant.Float64Val(constant.ToFloat(a))
+	}
+	return constant.MakeFloat64(f(fs...))
+}
+
+var functions = map[string]struct {
+	arity int
+	fn    func(...float64) float64
+}{
+	"sqrt":  {1, func(a ...float64) float64 { return math.Sqrt(a[0]) }},
+	"pow":   {2, func(a ...float64) float64 { return math.Pow(a[0], a[1]) }},
+	"abs":   {1, func(a ...float64) float64 { return math.Abs(a[0]) }},
+	"floor": {1, func(a ...float64) float64 { return math.Floor(a[0]) }},
+	"ceil":  {1, func(a ...float64) float64 { return math.Ceil(a[0]) }},
+	"round": {1, func(a ...float64) float64 { return math.Round(a[0]) }},
+	"ln":    {1, func(a ...float64) float64 { return math.Log(a[0]) }},
+	"log10": {1, func(a ...float64) float64 { return math.Log10(a[0]) }},
+	"exp":   {1, func(a ...float64) float64 { return math.Exp(a[0]) }},
+	"sin":   {1, func(a ...float64) float64 { return math.Sin(a[0]) }},
+	"cos":   {1, func(a ...float64) float64 { return math.Cos(a[0]) }},
+	"tan":   {1, func(a ...float64) float64 { return math.Tan(a[0]) }},
+}
+
+func (ev *evaluator) call(n *ast.CallExpr) (constant.Value, error) {
+	id, ok := n.Fun.(*ast.Ident)
+	if !ok {
+		return nil, fmt.Errorf("unsupported call")
+	}
+	f, ok := functions[id.Name]
+	if !ok {
+		return nil, fmt.Errorf("unknown function %q", id.Name)
+	}
+	if len(n.Args) != f.arity {
+		return nil, fmt.Errorf("%s takes %d argument(s), got %d", id.Name, f.arity, len(n.Args))
+	}
+	args := make([]constant.Value, len(n.Args))
+	for i, a := range n.Args {
+		v, err := ev.eval(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	var v constant.Value
+	if id.Name == "pow" {
+		v = power(args[0], args[1])
+	} else {
+		v = floatFn(f.fn, args...)
+	}
+	if v.Kind() == constant.Float {
+		ev.inexact = true
+	}
+	if v.Kind() == constant.Unknown {
+		return nil, fmt.Errorf("%s is undefined for these arguments", id.Name)
+	}
+	return v, nil
+}
+
+// time tools
+
+func loadZone(name string) (*time.Location, error) {
+	if name == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q: use an IANA name such as \"Europe/Paris\" or \"UTC\"", name)
+	}
+	return loc, nil
+}
+
+const timeLayouts = "RFC 3339 (2026-03-01T14:30:00Z), \"2026-03-01 14:30\" or \"2026-03-01\""
+
+func parseTime(s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot read time %q: use %s", s, timeLayouts)
+}
+
+func describe(t time.Time) map[string]string {
+	return map[string]string{
+		"time":    t.Format(time.RFC3339),
+		"weekday": t.Weekday().String(),
+		"zone":    t.Format("MST -07:00"),
+	}
+}
+
+func textOf(m map[string]string) string {
+	return fmt.Sprintf("%s (%s, %s)", m["time"], m["weekday"], m["zone"])
+}
+
+func now() tool.Tool {
+	return tool.Func{
+		Def: tool.Info{
+			Name:        "now",
+			Title:       "Current time",
+			Description: "Returns the current date and time in a time zone (IANA name, default UTC), with the weekday.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone, e.g. \"Asia/Tokyo\"","default":"UTC"}},"additionalProperties":false}`),
+			Annotations: &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
+		},
+		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			var in struct {
+				Timezone string `json:"timezone"`
+			}
+			if err := decodeArgs(args, &in); err != nil {
+				return nil, err
+			}
+			loc, err := loadZone(in.Timezone)
+			if err != nil {
+				return nil, err
+			}
+			d := describe(time.Now().In(loc))
+			return &tool.Result{Content: []tool.Content{tool.TextContent(textOf(d))}, StructuredContent: d}, nil
+		},
+	}
+}
+
+func convertTime() tool.Tool {
+	return tool.Func{
+		Def: tool.Info{
+			Name:        "convert_time",
+			Title:       "Convert time zone",
+			Description: "Converts a date and time from one time zone to another (IANA names), accounting for daylight saving time.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"time":{"type":"string","description":"The time: ` + strings.ReplaceAll(timeLayouts, `"`, `\"`) + `"},` +
+				`"from":{"type":"string","description":"Time zone the time is in, when it has no offset","default":"UTC"},` +
+				`"to":{"type":"string","description":"Time zone to convert to"}},"required":["time","to"],"additionalProperties":false}`),
+			Annotations: readOnly,
+		},
+		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			var in struct {
+				Time string `json:"time"`
+				From string `json:"from"`
+				To   string `json:"to"`
+			}
+			if err := decodeArgs(args, &in); err != nil {
+				return nil, err
+			}
+			from, err := loadZone(in.From)
+			if err != nil {
+				return nil, err
+			}
+			to, err := loadZone(in.To)
+			if err != nil {
+				return nil, err
+			}
+			t, err := parseTime(in.Time, from)
+			if err != nil {
+				return nil, err
+			}
+			d := describe(t.In(to))
+			return &tool.Result{Content: []tool.Content{tool.TextContent(textOf(d))}, StructuredContent: d}, nil
+		},
+	}
+}
+
+func timeBetween() tool.Tool {
+	return tool.Func{
+		Def: tool.Info{
+			Name:        "time_between",
+			Title:       "Time between",
+			Description: "Computes the time from one date/time to another: total days, hours and minutes, and calendar years, months and days.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"start":{"type":"string","description":"Start time"},"end":{"type":"string","description":"End time"},` +
+				`"timezone":{"type":"string","description":"Time zone for times without an offset","default":"UTC"}},"required":["start","end"],"additionalProperties":false}`),
+			Annotations: readOnly,
+		},
+		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			var in struct {
+				Start    string `json:"start"`
+				End      string `json:"end"`
+				Timezone string `json:"timezone"`
+			}
+			if err := decodeArgs(args, &in); err != nil {
+				return nil, err
+			}
+			loc, err := loadZone(in.Timezone)
+			if err != nil {
+				return nil, err
+			}
+			a, err := parseTime(in.Start, loc)
+			if err != nil {
+				return nil, err
+			}
+			b, err := parseTime(in.End, loc)
+			if err != nil {
+				return nil, err
+			}
+			sign := ""
+			if b.Before(a) {
+				a, b, sign = b, a, "-"
+			}
+			y, m, d := calendarDiff(a, b)
+			dur := b.Sub(a)
+			out := map[string]any{
+				"days": sign + fmt.Sprintf("%.4g", dur.Hours()/24), "hours": sign + fmt.Sprintf("%.6g", dur.Hours()),
+				"minutes": sign + fmt.Sprintf("%.8g", dur.Minutes()), "calendar": fmt.Sprintf("%s%d years, %d months, %d days", sign, y, m, d),
+			}
+			text := fmt.Sprintf("%s (%s days, %s hours)", out["calendar"], out["days"], out["hours"])
+			return &tool.Result{Content: []tool.Content{tool.TextContent(text)}, StructuredContent: out}, nil
+		},
+	}
+}
+
+// calendarDiff returns whole years, months and days from a to b (a <= b):
+// the most whole months that fit, then the days left.
+func calendarDiff(a, b time.Time) (years, months, days int) {
+	b = b.In(a.Location())
+	total := (b.Year()-a.Year())*12 + int(b.Month()) - int(a.Month())
+	for total > 0 && a.AddDate(0, total, 0).After(b) {
+		total--
+	}
+	anchor := a.AddDate(0, total, 0)
+	return total / 12, total % 12, int(b.Sub(anchor).Hours() / 24)
+}

@@ -214,3 +214,18 @@ func SetState(ctx context.Context, v any) error {
 	r.mu.Unlock()
 	return nil
 }
+
+// CloseSSEStream ends the HTTP response stream of the current request early,
+// when the client can resume it: a legacy (2025-11-25) Streamable HTTP
+// client reconnects with Last-Event-ID and receives everything sent since,
+// including the eventual result. Long-running handlers use it to free the
+// connection while they work. It reports whether the stream was closed; on
+// other transports it does nothing.
+func CloseSSEStream(ctx context.Context) bool {
+	r := requestFrom(ctx)
+	if r == nil {
+		return false
+	}
+	c, ok := r.out.(interface{ closeStream() bool })
+	return ok && c.closeStream()
+}

@@ -259,6 +259,9 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 		return
 	}
 	ps := newPostSender(w, sess.events, false)
+	sess.conn.mu.Lock()
+	ps.prime = sess.conn.version >= Version20251125 // resumable streams came with 2025-11-25
+	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
 	// request runs on in the session's context.
 	go sess.conn.serve(sess.ctx, msg, ps)

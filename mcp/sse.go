@@ -60,6 +60,16 @@ func (s *sseWriter) event(id string, data []byte) error {
 	return nil
 }
 
+// prime writes an event with only an id and a retry interval.
+func (s *sseWriter) prime(id string, retryMs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_, _ = s.w.Write([]byte("id: " + id + "\nretry: " + strconv.Itoa(retryMs) + "\ndata: \n\n"))
+		_ = s.rc.Flush()
+	}
+}
+
 func (s *sseWriter) comment(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -209,6 +219,9 @@ type postSender struct {
 	w      http.ResponseWriter
 	modern bool
 	log    *eventLog // legacy sessions log their streams
+	// prime makes a logged stream open with an event that carries only an
+	// id and a retry interval, so the client can resume it (2025-11-25).
+	prime bool
 
 	mu      sync.Mutex
 	stream  *eventStream
@@ -222,14 +235,38 @@ func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSende
 	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{})}
 }
 
+// retryMillis is the reconnection delay suggested to clients of resumable
+// streams.
+const retryMillis = 1000
+
 // startStream switches to SSE; p.mu is held.
 func (p *postSender) startStream() {
 	p.sse = startSSE(p.w)
 	if p.log != nil {
 		p.stream = p.log.newStream(p.sse)
+		if p.prime {
+			p.sse.prime(p.stream.id+"_0", retryMillis)
+		}
 	} else {
 		p.stream = &eventStream{live: p.sse, done: make(chan struct{})}
 	}
+}
+
+// closeStream ends the HTTP response of a resumable stream before the
+// request is done; the client resumes the stream with a GET carrying
+// Last-Event-ID. It reports whether the stream can be resumed.
+func (p *postSender) closeStream() bool {
+	p.mu.Lock()
+	if p.log == nil || p.closed && p.stream == nil {
+		p.mu.Unlock()
+		return false
+	}
+	if p.stream == nil {
+		p.startStream()
+	}
+	p.mu.Unlock()
+	p.doneOne.Do(func() { close(p.done) })
+	return true
 }
 
 func (p *postSender) send(m *jsonrpc.Message) error {

@@ -99,6 +99,12 @@ func tools() []tool.Tool {
 			func(context.Context, json.RawMessage) (*tool.Result, error) {
 				return nil, fmt.Errorf("This tool intentionally returns an error for testing")
 			}),
+		handler("test_reconnection", "Closes its SSE stream mid-call; the result arrives when the client reconnects (SEP-1699)", "",
+			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
+				mcp.CloseSSEStream(ctx)
+				sleep(ctx, 100*time.Millisecond)
+				return tool.Text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
+			}),
 		handler("test_sampling", "Tests server-initiated sampling (LLM completion request)",
 			`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`,
 			func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {

@@ -1,0 +1,543 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
+)
+
+// Client defaults.
+const (
+	DefaultProbeTimeout = 5 * time.Second
+	DefaultCallTimeout  = 2 * time.Minute
+	// maxInputRounds bounds the retries of one input_required request.
+	maxInputRounds = 16
+)
+
+// Client connects to MCP servers of either era. Set its fields, then call
+// Connect once per server. A handler left nil is not declared as a
+// capability, and the server is told so.
+type Client struct {
+	// Info identifies the client to servers.
+	Info Implementation
+	// Sampling answers a server's request for an LLM completion.
+	Sampling func(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error)
+	// Elicitation answers a server's request for user input.
+	Elicitation func(ctx context.Context, p *ElicitParams) (*ElicitResult, error)
+	// Roots answers a server's request for the client's roots.
+	Roots func(ctx context.Context) ([]Root, error)
+	// Notify receives the server's notifications (progress, log messages,
+	// list changes, resource updates). It must not block for long.
+	Notify func(method string, params json.RawMessage)
+
+	// ProtocolVersion forces a revision. Empty means: probe for the modern
+	// revision with server/discover and fall back to the legacy handshake.
+	ProtocolVersion string
+	// ProbeTimeout bounds the server/discover probe (default
+	// DefaultProbeTimeout); a server silent that long is taken for legacy.
+	ProbeTimeout time.Duration
+	// CallTimeout bounds each request without a deadline of its own
+	// (default DefaultCallTimeout).
+	CallTimeout time.Duration
+	// LogLevel, when set, asks a server for log messages of this level and
+	// above (per request in the modern era, by logging/setLevel in legacy).
+	LogLevel LoggingLevel
+	// Logger receives the client's diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// ClientTransport carries a client's messages to one server: see
+// CommandTransport and HTTPTransport.
+type ClientTransport interface {
+	connect(ctx context.Context, in inboundFunc) (clientConn, error)
+}
+
+// inboundFunc handles a message the server sent that is not a response:
+// a notification, or (legacy) a request to the client.
+type inboundFunc func(ctx context.Context, m *jsonrpc.Message)
+
+// clientConn is one transport connection.
+type clientConn interface {
+	// roundTrip sends a request and returns its response. Other messages
+	// received meanwhile go to the inbound handler.
+	roundTrip(ctx context.Context, m *jsonrpc.Message, h callHeaders) (*jsonrpc.Message, error)
+	// send sends a notification or a response to a server request.
+	send(ctx context.Context, m *jsonrpc.Message) error
+	// setLegacy tells the transport the legacy handshake is done, with the
+	// negotiated version (HTTP then opens its GET stream).
+	setLegacy(version string)
+	close() error
+}
+
+// callHeaders are what HTTP mirrors into headers for a request.
+type callHeaders struct {
+	method, name string
+	params       map[string]string // Mcp-Param-* headers
+	modern       string            // the modern protocol version, if any
+}
+
+// ClientSession is a connection to one server.
+type ClientSession struct {
+	client *Client
+	conn   clientConn
+	nextID atomic.Int64
+
+	modern     bool
+	version    string
+	serverInfo Implementation
+	caps       ServerCapabilities
+	instr      string
+
+	mu        sync.Mutex
+	toolCache map[string]Tool // by name, for x-mcp-header mirroring
+	closed    bool
+}
+
+// Connect opens a session with the server behind t, settling the protocol
+// era: 2026-07-28 when the server answers server/discover, else the legacy
+// initialize handshake.
+func (c *Client) Connect(ctx context.Context, t ClientTransport) (*ClientSession, error) {
+	s := &ClientSession{client: c, toolCache: map[string]Tool{}}
+	conn, err := t.connect(ctx, s.inbound)
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	if err := s.handshake(ctx); err != nil {
+		conn.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (c *Client) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Capabilities are what the client declares, from the handlers it has.
+func (c *Client) Capabilities() ClientCapabilities {
+	var caps ClientCapabilities
+	if c.Sampling != nil {
+		caps.Sampling = &SamplingCapability{}
+	}
+	if c.Elicitation != nil {
+		caps.Elicitation = &ElicitationCapability{Form: json.RawMessage("{}")}
+	}
+	if c.Roots != nil {
+		caps.Roots = &RootsCapability{}
+	}
+	return caps
+}
+
+func (s *ClientSession) handshake(ctx context.Context) error {
+	c := s.client
+	switch v := c.ProtocolVersion; {
+	case v != "" && IsModern(v):
+		return s.discover(ctx, v)
+	case v != "":
+		return s.initialize(ctx, v)
+	}
+	timeout := c.ProbeTimeout
+	if timeout <= 0 {
+		timeout = DefaultProbeTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	err := s.discover(pctx, LatestVersion)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == CodeUnsupportedProtocolVersion {
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(rpcErr.Data, &data)
+		for _, v := range data.Supported {
+			if IsModern(v) {
+				return s.discover(ctx, v)
+			}
+		}
+		for _, v := range data.Supported {
+			if isLegacy(v) {
+				return s.initialize(ctx, v)
+			}
+		}
+		return fmt.Errorf("the server speaks none of our protocol versions (it supports %v): %w", data.Supported, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	c.logger().Debug("mcp: server/discover failed; trying the legacy handshake", "err", err)
+	return s.initialize(ctx, LatestLegacyVersion)
+}
+
+func (s *ClientSession) discover(ctx context.Context, version string) error {
+	s.modern, s.version = true, version
+	var res DiscoverResult
+	if err := s.Call(ctx, MethodDiscover, &Params{}, &res); err != nil {
+		s.modern, s.version = false, ""
+		return err
+	}
+	if res.ServerInfo != nil {
+		s.serverInfo = *res.ServerInfo
+	} else if info, ok := res.Meta[MetaServerInfo]; ok {
+		b, _ := json.Marshal(info)
+		_ = json.Unmarshal(b, &s.serverInfo)
+	}
+	s.caps, s.instr = res.Capabilities, res.Instructions
+	return nil
+}
+
+func (s *ClientSession) initialize(ctx context.Context, version string) error {
+	c := s.client
+	var res InitializeResult
+	err := s.Call(ctx, MethodInitialize, &InitializeParams{ProtocolVersion: version, Capabilities: c.Capabilities(), ClientInfo: c.Info}, &res)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	if !isLegacy(res.ProtocolVersion) {
+		return fmt.Errorf("initialize: the server chose protocol version %q, which this client does not speak", res.ProtocolVersion)
+	}
+	s.version, s.serverInfo, s.caps, s.instr = res.ProtocolVersion, res.ServerInfo, res.Capabilities, res.Instructions
+	s.conn.setLegacy(res.ProtocolVersion)
+	if err := s.conn.send(ctx, &jsonrpc.Message{Method: NotificationInitialized}); err != nil {
+		return fmt.Errorf("sending notifications/initialized: %w", err)
+	}
+	if c.LogLevel != "" && s.caps.Logging != nil {
+		if err := s.Call(ctx, MethodSetLevel, &SetLevelParams{Level: c.LogLevel}, nil); err != nil {
+			c.logger().Debug("mcp: logging/setLevel failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// ProtocolVersion is the revision the session speaks.
+func (s *ClientSession) ProtocolVersion() string { return s.version }
+
+// ServerInfo identifies the server.
+func (s *ClientSession) ServerInfo() Implementation { return s.serverInfo }
+
+// ServerCapabilities are what the server offers.
+func (s *ClientSession) ServerCapabilities() ServerCapabilities { return s.caps }
+
+// Instructions are the server's guidance for a model.
+func (s *ClientSession) Instructions() string { return s.instr }
+
+// Close ends the session: for stdio, the server process ends too.
+func (s *ClientSession) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	return s.conn.close()
+}
+
+// paramsCarrier is satisfied by every params struct: it embeds Params.
+type paramsCarrier interface{ params() *Params }
+
+// Call sends a request and decodes its result into result (which may be
+// nil). params embeds Params (any *XxxParams of this package) or is nil. In
+// the modern era it carries the request's _meta and, when the server
+// answers input_required, fulfils the input requests with the client's
+// handlers and retries. A JSON-RPC error comes back as a *jsonrpc.Error.
+func (s *ClientSession) Call(ctx context.Context, method string, params paramsCarrier, result any) error {
+	if params == nil {
+		params = &Params{}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		timeout := s.client.CallTimeout
+		if timeout <= 0 {
+			timeout = DefaultCallTimeout
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	p := params.params()
+	if s.modern {
+		c := s.client
+		caps := c.Capabilities()
+		info := c.Info
+		if p.Meta == nil {
+			p.Meta = &RequestMeta{}
+		}
+		p.Meta.ProtocolVersion = s.version
+		p.Meta.ClientCapabilities = &caps
+		p.Meta.ClientInfo = &info
+		if c.LogLevel != "" {
+			p.Meta.LogLevel = c.LogLevel
+		}
+	}
+	h := s.headers(method, params)
+	for round := 0; ; round++ {
+		raw, err := s.roundTrip(ctx, method, params, h)
+		if err != nil {
+			return err
+		}
+		if !s.modern {
+			return decodeResult(method, raw, result)
+		}
+		var kind struct {
+			ResultType    string                  `json:"resultType"`
+			InputRequests map[string]InputRequest `json:"inputRequests"`
+			RequestState  string                  `json:"requestState"`
+		}
+		if err := json.Unmarshal(raw, &kind); err != nil {
+			return fmt.Errorf("%s: malformed result: %w", method, err)
+		}
+		if kind.ResultType != ResultInputRequired {
+			return decodeResult(method, raw, result)
+		}
+		if round >= maxInputRounds {
+			return fmt.Errorf("%s: the server asked for input %d times; giving up", method, round)
+		}
+		answers, err := s.answerInputs(ctx, kind.InputRequests)
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		p.InputResponses, p.RequestState = answers, kind.RequestState
+	}
+}
+
+func decodeResult(method string, raw json.RawMessage, result any) error {
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("%s: malformed result: %w", method, err)
+	}
+	return nil
+}
+
+func (s *ClientSession) roundTrip(ctx context.Context, method string, params any, h callHeaders) (json.RawMessage, error) {
+	id := jsonrpc.Int64ID(s.nextID.Add(1))
+	m, err := jsonrpc.NewRequest(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.conn.roundTrip(ctx, m, h)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// headers computes what HTTP mirrors into headers for a request.
+func (s *ClientSession) headers(method string, params any) callHeaders {
+	h := callHeaders{method: method}
+	if s.modern {
+		h.modern = s.version
+	}
+	switch p := params.(type) {
+	case *CallToolParams:
+		h.name = p.Name
+		s.mu.Lock()
+		t, ok := s.toolCache[p.Name]
+		s.mu.Unlock()
+		if ok {
+			h.params = paramHeaderValues(t.InputSchema, p.Arguments)
+		}
+	case *GetPromptParams:
+		h.name = p.Name
+	case *ReadResourceParams:
+		h.name = p.URI
+	}
+	return h
+}
+
+// paramHeaderValues returns the Mcp-Param-* header values a tool's
+// x-mcp-header annotations ask for, from the call's arguments.
+func paramHeaderValues(schema, args json.RawMessage) map[string]string {
+	hps := headerParams(schema)
+	if len(hps) == 0 {
+		return nil
+	}
+	var argv map[string]any
+	_ = json.Unmarshal(args, &argv)
+	out := map[string]string{}
+	for _, hp := range hps {
+		if v, ok := lookupPath(argv, hp.path); ok && v != nil {
+			out[hp.name] = headerString(v)
+		}
+	}
+	return out
+}
+
+// answerInputs fulfils a modern server's input requests.
+func (s *ClientSession) answerInputs(ctx context.Context, reqs map[string]InputRequest) (InputResponses, error) {
+	out := InputResponses{}
+	for key, r := range reqs {
+		res, err := s.answer(ctx, r.Method, r.Params)
+		if err != nil {
+			return nil, fmt.Errorf("answering input request %q (%s): %w", key, r.Method, err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = b
+	}
+	return out, nil
+}
+
+// answer runs the client handler for a server's request.
+func (s *ClientSession) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	c := s.client
+	switch method {
+	case MethodCreateMessage:
+		if c.Sampling == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "this client does not support sampling")
+		}
+		var p CreateMessageParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid sampling/createMessage params: %v", err)
+		}
+		return c.Sampling(ctx, &p)
+	case MethodElicit:
+		if c.Elicitation == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "this client does not support elicitation")
+		}
+		var p ElicitParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid elicitation/create params: %v", err)
+		}
+		res, err := c.Elicitation(ctx, &p)
+		if err != nil {
+			return nil, err
+		}
+		if res.Action == "accept" {
+			res.Content = applyElicitDefaults(p.RequestedSchema, res.Content)
+		}
+		return res, nil
+	case MethodListRoots:
+		if c.Roots == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "this client does not expose roots")
+		}
+		roots, err := c.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if roots == nil {
+			roots = []Root{}
+		}
+		return &ListRootsResult{Roots: roots}, nil
+	case MethodPing:
+		return struct{}{}, nil
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q", method)
+}
+
+// applyElicitDefaults fills, in accepted form content, the properties the
+// user left out that the requested schema gives a default for.
+func applyElicitDefaults(schema json.RawMessage, content map[string]any) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return content
+	}
+	for name, prop := range s.Properties {
+		if len(prop.Default) == 0 {
+			continue
+		}
+		if _, ok := content[name]; ok {
+			continue
+		}
+		var v any
+		if json.Unmarshal(prop.Default, &v) == nil {
+			if content == nil {
+				content = map[string]any{}
+			}
+			content[name] = v
+		}
+	}
+	return content
+}
+
+// inbound handles the server's notifications and (legacy) requests.
+func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
+	c := s.client
+	if m.IsNotification() {
+		if c.Notify != nil {
+			c.Notify(m.Method, m.Params)
+		}
+		if m.Method == NotificationToolsListChanged {
+			s.mu.Lock()
+			s.toolCache = map[string]Tool{}
+			s.mu.Unlock()
+		}
+		return
+	}
+	if !m.IsRequest() {
+		return
+	}
+	res, err := s.answer(ctx, m.Method, m.Params)
+	reply := &jsonrpc.Message{ID: m.ID}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, "%v", err)
+		}
+		reply.Error = rpcErr
+	} else if b, merr := jsonrpc.Marshal(res); merr != nil {
+		reply.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "encoding the result: %v", merr)
+	} else {
+		reply.Result = b
+	}
+	if err := s.conn.send(ctx, reply); err != nil {
+		c.logger().Debug("mcp: answering a server request", "method", m.Method, "err", err)
+	}
+}
+
+// ListTools returns every tool of the server, following pagination.
+func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
+	var all []Tool
+	cursor := ""
+	for page := 0; ; page++ {
+		var res ListToolsResult
+		if err := s.Call(ctx, MethodToolsList, &PaginatedParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" || page > 10000 {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	s.mu.Lock()
+	s.toolCache = make(map[string]Tool, len(all))
+	for _, t := range all {
+		s.toolCache[t.Name] = t
+	}
+	s.mu.Unlock()
+	return all, nil
+}
+
+// CallTool calls a tool with arguments given as a JSON object (nil means
+// none). A tool's own failure is a result with IsError set, not an error.
+func (s *ClientSession) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
+	var res CallToolResult
+	if err := s.Call(ctx, MethodToolsCall, &CallToolParams{Name: name, Arguments: args}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

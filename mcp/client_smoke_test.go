@@ -1,0 +1,41 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+func TestClientSmokeStdio(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "toolwire")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/toolwire").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, v := range []string{"", mcp.Version20251125, mcp.Version20241105} {
+		c := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, ProtocolVersion: v}
+		s, err := c.Connect(ctx, &mcp.CommandTransport{Command: bin, Args: []string{"serve"}, Stderr: os.Stderr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := s.ListTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.CallTool(ctx, "calculate", []byte(`{"expression":"6*7"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("version=%s tools=%d result=%s", s.ProtocolVersion(), len(tools), res.Content[0].Text)
+		if res.Content[0].Text != "42" {
+			t.Fatalf("got %q", res.Content[0].Text)
+		}
+		s.Close()
+	}
+}

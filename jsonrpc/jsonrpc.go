@@ -193,6 +193,11 @@ func Decode(data []byte) (*Message, error) {
 		return &Message{}, NewError(CodeInvalidRequest, "invalid request: %v", err)
 	}
 	m := &Message{}
+	// JSON-RPC 2.0 answers a request whose id could not be read with
+	// "id": null; accept that on responses (never on requests).
+	if len(w.Method) == 0 && bytes.Equal(bytes.TrimSpace(w.ID), []byte("null")) {
+		w.ID = nil
+	}
 	if len(w.ID) > 0 {
 		id, err := parseID(w.ID)
 		if err != nil {
@@ -293,11 +298,12 @@ func (m *Message) Append(buf []byte) []byte {
 func (m *Message) MarshalJSON() ([]byte, error) { return m.Append(nil), nil }
 
 // appendString appends s as a JSON string. Method names are short ASCII in
-// practice; anything unusual goes through encoding/json.
+// practice; anything unusual goes through Marshal (no HTML escaping, like
+// every other part of a message).
 func appendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			b, _ := json.Marshal(s)
+			b, _ := Marshal(s) // a Go string always marshals
 			return append(buf, b...)
 		}
 	}

@@ -57,7 +57,7 @@ func (lr *LineReader) ReadLine() ([]byte, error) {
 		for {
 			chunk, err := lr.r.ReadSlice('\n')
 			if !tooLarge {
-				if len(lr.buf)+len(chunk) > lr.limit+1 { // +1 for the '\n'
+				if len(lr.buf)+len(chunk) > lr.limit+2 { // +2 for a "\r\n" ending
 					tooLarge = true
 					lr.buf = lr.buf[:0]
 				} else {
@@ -66,6 +66,11 @@ func (lr *LineReader) ReadLine() ([]byte, error) {
 			}
 			if err == bufio.ErrBufferFull {
 				continue
+			}
+			// The limit applies to the message, without its line ending.
+			if !tooLarge && len(bytes.TrimRight(lr.buf, "\r\n")) > lr.limit {
+				tooLarge = true
+				lr.buf = lr.buf[:0]
 			}
 			if err != nil {
 				if err == io.EOF && !tooLarge && len(bytes.TrimSpace(lr.buf)) > 0 {

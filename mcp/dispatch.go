@@ -257,18 +257,13 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	if p.Name == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for tools/call: name is missing")
 	}
-	t, ok := s.tools.Lookup(p.Name)
-	if !ok {
+	if _, ok := s.tools.Lookup(p.Name); !ok {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", p.Name)
 	}
 	if err := req.setSubject(p.Name); err != nil {
 		return nil, err
 	}
-	args := p.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	res, err := t.Call(ctx, args)
+	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.Is(err, ErrInputRequired) || errors.As(err, &rpcErr) {

@@ -1,8 +1,11 @@
 package tool
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -11,7 +14,36 @@ import (
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]Tool
+	pipes map[string]*Pipeline
 	order []string // names, sorted, for a deterministic listing
+}
+
+// piped is a tool that runs its own argument pipeline.
+type piped interface {
+	Pipeline() *Pipeline
+	callPrepared(ctx context.Context, m map[string]any) (*Result, error)
+}
+
+// pipelineFor returns the pipeline a tool's calls go through: its own, or
+// one compiled from its input schema (injecting what an Injector says).
+func pipelineFor(t Tool) (*Pipeline, error) {
+	if p, ok := t.(piped); ok {
+		return p.Pipeline(), nil
+	}
+	var names []string
+	var values map[string]any
+	if inj, ok := t.(Injector); ok {
+		names, values = inj.Injected()
+	}
+	info := t.Info()
+	return NewPipeline(info.Name, info.InputSchema, names, values)
+}
+
+// Injector is implemented by tools with parameters the host fills (for
+// example a remote MCP tool configured with "inject"): it names them, and
+// gives the values it knows. Its Info must not show them to the model.
+type Injector interface {
+	Injected() (names []string, values map[string]any)
 }
 
 // Add registers tools. A name already registered, or an empty name, is an
@@ -20,7 +52,8 @@ func (r *Registry) Add(tools ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := make(map[string]bool, len(tools))
-	for _, t := range tools {
+	pipes := make([]*Pipeline, len(tools))
+	for i, t := range tools {
 		name := t.Info().Name
 		if name == "" {
 			return fmt.Errorf("tool registry: a tool has no name")
@@ -29,13 +62,20 @@ func (r *Registry) Add(tools ...Tool) error {
 			return fmt.Errorf("tool registry: a tool named %q is already registered", name)
 		}
 		seen[name] = true
+		p, err := pipelineFor(t)
+		if err != nil {
+			return fmt.Errorf("tool registry: %w", err)
+		}
+		pipes[i] = p
 	}
 	if r.tools == nil {
 		r.tools = make(map[string]Tool, len(tools))
+		r.pipes = make(map[string]*Pipeline, len(tools))
 	}
-	for _, t := range tools {
+	for i, t := range tools {
 		name := t.Info().Name
 		r.tools[name] = t
+		r.pipes[name] = pipes[i]
 		r.order = append(r.order, name)
 	}
 	sort.Strings(r.order)
@@ -50,6 +90,7 @@ func (r *Registry) Remove(names ...string) bool {
 	for _, n := range names {
 		if _, ok := r.tools[n]; ok {
 			delete(r.tools, n)
+			delete(r.pipes, n)
 			removed = true
 		}
 	}
@@ -89,4 +130,45 @@ func (r *Registry) Len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return len(r.tools)
+}
+
+// UnknownToolError reports a call to a tool the registry does not have.
+type UnknownToolError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("unknown tool %q (tools: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
+// Call calls the named tool with the model's arguments through the one
+// argument pipeline: parse, drop and add injected parameters, fill
+// defaults, validate, call. Bad arguments give an *ArgumentsError, an
+// unknown name an *UnknownToolError; the tool's own failure is its error.
+// Use ErrorResult to turn any of them into a result for the model.
+func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
+	r.mu.RLock()
+	t, ok := r.tools[name]
+	p := r.pipes[name]
+	var known []string
+	if !ok {
+		known = append(known, r.order...)
+	}
+	r.mu.RUnlock()
+	if !ok {
+		return nil, &UnknownToolError{Name: name, Known: known}
+	}
+	m, err := p.Prepare(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	if pt, ok := t.(piped); ok {
+		return pt.callPrepared(ctx, m)
+	}
+	completed, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: encoding the completed arguments: %w", name, err)
+	}
+	return t.Call(ctx, completed)
 }

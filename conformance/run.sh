@@ -5,6 +5,11 @@
 # scenarios the project tracks are reported and must pass too, except those
 # listed in conformance/expected-unscored.txt.
 #
+# Then it runs the suite's client scenarios against toolwire's conformance
+# client (conformance/client), the non-auth ones only, one by one (the
+# suite's --requirements mode cannot leave out the auth scenarios); any
+# failure, warning or timeout fails the run.
+#
 #   conformance/run.sh            # both revisions
 #   conformance/run.sh 2026-07-28 # one revision
 set -euo pipefail
@@ -63,5 +68,39 @@ for rev in ${1:-2025-11-25 2026-07-28}; do
     esac
   done
 done
-[ "$status" -eq 0 ] && echo "conformance: all server scenarios passed"
+
+# Client scenarios (non-auth), per revision; json-schema-2020-12-preservation
+# is unscored but held to as well. See conformance/CLIENT_SCENARIOS.md.
+go build -o "$bin/conformance-client" ./conformance/client
+client_scenarios() {
+  case "$1" in
+    2025-11-25) echo "initialize tools_call elicitation-sep1034-client-defaults sse-retry json-schema-2020-12-preservation" ;;
+    2026-07-28) echo "tools_call request-metadata sep-2322-client-request-state http-standard-headers http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation" ;;
+  esac
+}
+for rev in ${1:-2025-11-25 2026-07-28}; do
+  log="$out/client-$rev.txt"
+  : >"$log"
+  rev_failed=0
+  echo "== conformance client, $rev"
+  for s in $(client_scenarios "$rev"); do
+    set +e
+    res=$("$suite" client --command "$bin/conformance-client" --scenario "$s" --spec-version "$rev" --timeout 30000 2>&1)
+    rc=$?
+    set -e
+    printf '### %s\n%s\n\n' "$s" "$res" >>"$log"
+    summary=$(printf '%s\n' "$res" | grep -E '^Passed:' | tail -n 1 || true)
+    if [ "$rc" -eq 0 ]; then
+      echo "✓ $s: ${summary:-passed}"
+    else
+      echo "✗ $s: ${summary:-exit $rc}"
+      rev_failed=1
+      status=1
+    fi
+  done
+  if [ "$rev_failed" -ne 0 ]; then
+    echo "FAIL: client scenarios of $rev failed; details in $log"
+  fi
+done
+[ "$status" -eq 0 ] && echo "conformance: all server and client scenarios passed"
 exit "$status"

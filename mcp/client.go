@@ -98,6 +98,11 @@ type ClientSession struct {
 	mu        sync.Mutex
 	toolCache map[string]Tool // by name, for x-mcp-header mirroring
 	closed    bool
+
+	// reinit serializes re-initializations of an expired legacy session;
+	// epoch counts them.
+	reinit sync.Mutex
+	epoch  atomic.Int64
 }
 
 // Connect opens a session with the server behind t, settling the protocol
@@ -141,11 +146,14 @@ func (c *Client) Capabilities() ClientCapabilities {
 
 func (s *ClientSession) handshake(ctx context.Context) error {
 	c := s.client
+	_, legacyOnly := s.conn.(interface{ legacyOnly() })
 	switch v := c.ProtocolVersion; {
-	case v != "" && IsModern(v):
+	case v != "" && IsModern(v) && !legacyOnly:
 		return s.discover(ctx, v)
-	case v != "":
+	case v != "" && !IsModern(v):
 		return s.initialize(ctx, v)
+	case legacyOnly:
+		return s.initialize(ctx, LatestLegacyVersion)
 	}
 	timeout := c.ProbeTimeout
 	if timeout <= 0 {
@@ -283,8 +291,19 @@ func (s *ClientSession) Call(ctx context.Context, method string, params paramsCa
 		}
 	}
 	h := s.headers(method, params)
+	retried := false
 	for round := 0; ; round++ {
+		epoch := s.epoch.Load()
 		raw, err := s.roundTrip(ctx, method, params, h)
+		if err != nil && !s.modern && !retried && method != MethodInitialize && errors.Is(err, errSessionExpired) {
+			// A legacy server forgot the session: start a new one and
+			// retry the request once.
+			retried = true
+			if rerr := s.reinitialize(ctx, epoch); rerr != nil {
+				return fmt.Errorf("%s: the server ended the session, and starting a new one failed: %w", method, rerr)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -311,6 +330,22 @@ func (s *ClientSession) Call(ctx context.Context, method string, params paramsCa
 		}
 		p.InputResponses, p.RequestState = answers, kind.RequestState
 	}
+}
+
+// reinitialize opens a new legacy session after the server ended the one
+// of epoch, unless another request already did.
+func (s *ClientSession) reinitialize(ctx context.Context, epoch int64) error {
+	s.reinit.Lock()
+	defer s.reinit.Unlock()
+	if s.epoch.Load() != epoch {
+		return nil
+	}
+	s.client.logger().Info("mcp: the server ended the session; starting a new one")
+	if err := s.initialize(ctx, s.version); err != nil {
+		return err
+	}
+	s.epoch.Add(1)
+	return nil
 }
 
 func decodeResult(method string, raw json.RawMessage, result any) error {
@@ -508,7 +543,9 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 	}
 }
 
-// ListTools returns every tool of the server, following pagination.
+// ListTools returns every tool of the server, following pagination. Over
+// Streamable HTTP it leaves out, with a warning to the Logger, tools whose
+// x-mcp-header annotations are invalid, as that transport requires.
 func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
 	var all []Tool
 	cursor := ""
@@ -522,6 +559,19 @@ func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
 			break
 		}
 		cursor = res.NextCursor
+	}
+	if _, ok := s.conn.(interface{ isHTTP() }); ok {
+		// Tools whose arguments cannot be mirrored into headers as
+		// declared are left out, as the Streamable HTTP binding requires.
+		kept := all[:0]
+		for _, t := range all {
+			if err := checkHeaderAnnotations(t.InputSchema); err != nil {
+				s.client.logger().Warn("mcp: leaving out a tool with invalid x-mcp-header annotations", "tool", t.Name, "reason", err)
+				continue
+			}
+			kept = append(kept, t)
+		}
+		all = kept
 	}
 	s.mu.Lock()
 	s.toolCache = make(map[string]Tool, len(all))

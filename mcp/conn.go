@@ -149,7 +149,16 @@ func (c *conn) notification(m *jsonrpc.Message) {
 		}
 		c.mu.Lock()
 		cancel := c.inflight[p.RequestID.String()]
+		var streams []*listener
+		for l := range c.listeners {
+			if l.id.String() == p.RequestID.String() {
+				streams = append(streams, l)
+			}
+		}
 		c.mu.Unlock()
+		for _, l := range streams {
+			l.silence() // before anything else can be sent on it
+		}
 		if cancel != nil {
 			cancel(errCancelled)
 		}
@@ -191,17 +200,26 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 	}()
 
 	ctx = context.WithValue(ctx, requestKey{}, req)
-	stop := context.AfterFunc(ctx, func() {
-		switch cause := context.Cause(ctx); cause {
+	// A request that times out is answered at once, and a cancelled one
+	// not at all, even while its handler runs on.
+	ended := func() {
+		switch context.Cause(ctx) {
 		case errTimeout:
 			req.reply(errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
 				"request %s timed out after %s", req.method, c.srv.requestTimeout())))
 		case errCancelled:
 			req.reply(nil) // a cancelled request gets no response
 		}
-	})
+	}
+	stop := context.AfterFunc(ctx, ended)
 	res, err := c.srv.call(ctx, req)
 	stop()
+	// The handler may return before the AfterFunc has run (stop then
+	// prevents it): settle a cancelled or timed-out request the same way.
+	if cause := context.Cause(ctx); cause == errCancelled || (cause == errTimeout && err != nil) {
+		ended()
+		return
+	}
 	req.reply(c.response(req, res, err))
 }
 
@@ -309,7 +327,11 @@ func (c *conn) ask(ctx context.Context, out sender, method string, params any) (
 	select {
 	case resp := <-ch:
 		if resp.Error != nil {
-			return nil, fmt.Errorf("client answered %s with an error: %w", method, resp.Error)
+			// %v, not %w: the client's error is not the server's protocol
+			// error, and must not be passed through as one (a tools/call
+			// would answer with the client's own code instead of a tool
+			// error result).
+			return nil, fmt.Errorf("client answered %s with an error: %v", method, resp.Error)
 		}
 		return resp.Result, nil
 	case <-ctx.Done():

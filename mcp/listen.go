@@ -15,6 +15,20 @@ type listener struct {
 	out    sender
 	once   sync.Once
 	done   chan struct{}
+	// mu orders the stream: held while the listener is registered and
+	// acknowledged, so no notification can come before the
+	// acknowledgement, and none made after it is missed.
+	mu sync.Mutex
+	// silenced is set, under mu, once the client cancels the stream: no
+	// message may follow a cancellation.
+	silenced bool
+}
+
+// silence stops all further messages on the stream at once.
+func (l *listener) silence() {
+	l.mu.Lock()
+	l.silenced = true
+	l.mu.Unlock()
 }
 
 func (l *listener) stop() { l.once.Do(func() { close(l.done) }) }
@@ -24,6 +38,15 @@ func (l *listener) meta() map[string]any {
 }
 
 func (l *listener) notify(method string, params any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sendLocked(method, params)
+}
+
+func (l *listener) sendLocked(method string, params any) {
+	if l.silenced {
+		return
+	}
 	m, err := jsonrpc.NewNotification(method, params)
 	if err == nil {
 		_ = l.out.send(m)
@@ -66,8 +89,8 @@ func (s *Server) listen(ctx context.Context, req *request) (any, error) {
 		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
 	}
 	l := &listener{id: req.id, filter: agreed, out: req.out, done: make(chan struct{})}
-	l.notify(NotificationSubscriptionsAcknowledged, SubscriptionsAcknowledgedParams{Meta: l.meta(), Notifications: agreed})
 	c := req.conn
+	l.mu.Lock()
 	c.mu.Lock()
 	if c.listeners == nil {
 		c.listeners = map[*listener]struct{}{}
@@ -75,6 +98,8 @@ func (s *Server) listen(ctx context.Context, req *request) (any, error) {
 	c.listeners[l] = struct{}{}
 	c.mu.Unlock()
 	s.track(c)
+	l.sendLocked(NotificationSubscriptionsAcknowledged, SubscriptionsAcknowledgedParams{Meta: l.meta(), Notifications: agreed})
+	l.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.listeners, l)

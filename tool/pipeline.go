@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/schema"
 )
 
@@ -117,8 +118,8 @@ func (p *Pipeline) parse(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return map[string]any{}, nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	v, err := jsonvalue.Decode(raw)
+	if err != nil {
 		return nil, &ArgumentsError{Tool: p.tool, Syntax: describeSyntax(raw, err)}
 	}
 	m, ok := v.(map[string]any)
@@ -128,20 +129,20 @@ func (p *Pipeline) parse(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
+// describeSyntax tells the model what is wrong with the JSON raw, and
+// where.
 func describeSyntax(raw []byte, err error) string {
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		start := max(0, int(syn.Offset)-20)
-		end := min(len(raw), int(syn.Offset)+10)
-		return fmt.Sprintf("arguments are not valid JSON: %v at byte %d, near %q", syn, syn.Offset, raw[start:end])
+	var syn *jsonvalue.SyntaxError
+	if !errors.As(err, &syn) {
+		return "arguments are not valid JSON: " + err.Error()
 	}
-	if errors.Is(err, errUnexpectedEnd) || strings.Contains(err.Error(), "unexpected end") {
+	if syn.Msg == jsonvalue.UnexpectedEnd {
 		return fmt.Sprintf("arguments are not valid JSON: they end early (after %d bytes): close every string, array and object", len(raw))
 	}
-	return "arguments are not valid JSON: " + err.Error()
+	start := max(0, int(syn.Offset)-20)
+	end := min(len(raw), int(syn.Offset)+10)
+	return fmt.Sprintf("arguments are not valid JSON: %s at byte %d, near %q", syn.Msg, syn.Offset, raw[start:end])
 }
-
-var errUnexpectedEnd = errors.New("unexpected end of JSON input")
 
 func kindOfValue(v any) string {
 	switch x := v.(type) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/schema"
 )
 
@@ -80,9 +81,14 @@ func (t *Typed[In, Out]) Call(ctx context.Context, args json.RawMessage) (*Resul
 }
 
 // callPrepared calls the function with arguments the pipeline completed.
+//
+// The completed map is encoded again and decoded into In, rather than the
+// model's JSON: that is what the pipeline checked, defaults and injected
+// values included, and a number the schema accepts as an integer (2.0)
+// reaches an int field as 2.
 func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*Result, error) {
 	var in In
-	b, err := json.Marshal(m)
+	b, err := jsonvalue.Append(make([]byte, 0, 512), m)
 	if err == nil {
 		err = json.Unmarshal(b, &in)
 	}

@@ -16,11 +16,13 @@ function can be called in-process by an agent or served to any MCP client.
 
 Start with:
   toolwire serve                        serve the built-in tools over stdio
-  toolwire serve --http 127.0.0.1:8080  serve them over Streamable HTTP at /mcp`,
+  toolwire serve --http 127.0.0.1:8080  serve them over Streamable HTTP at /mcp
+  toolwire tools                        list the tools of your MCP servers
+  toolwire call SERVER__TOOL '{...}'    call one of them`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd())
+	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
 	return root
 }

@@ -1,0 +1,267 @@
+// Command client is the MCP client that the official conformance suite (npm
+// @modelcontextprotocol/conformance) drives:
+//
+//	go build -o /tmp/cclient ./conformance/client
+//	conformance client --command /tmp/cclient --scenario tools_call
+//
+// The suite runs it with the URL of a mock server as the last argument and
+// names the scenario in MCP_CONFORMANCE_SCENARIO and the protocol revision
+// in MCP_CONFORMANCE_PROTOCOL_VERSION. It does what the scenario asks with
+// toolwire's public mcp.Client API only, then exits: 0 on success, 1 with
+// the reason on stderr otherwise. See conformance/CLIENT_SCENARIOS.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// runTimeout stays under the suite's default 30 s per scenario.
+const runTimeout = 25 * time.Second
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: client [args...] SERVER_URL (scenario in $MCP_CONFORMANCE_SCENARIO)")
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	err := run(ctx, logger, os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance client:", err)
+		os.Exit(1)
+	}
+}
+
+// scenario returns what the client does, once connected, for a scenario.
+// A scenario not listed only lists the tools.
+func scenario(name string) func(ctx context.Context, s *mcp.ClientSession) error {
+	switch name {
+	case "tools_call":
+		return callTool("add_numbers", `{"a":5,"b":3}`)
+	case "elicitation-sep1034-client-defaults":
+		return callTool("test_client_elicitation_defaults", `{}`)
+	case "sse-retry":
+		return callTool("test_reconnection", `{}`)
+	case "sep-2322-client-request-state":
+		return requestState
+	case "http-standard-headers":
+		return standardHeaders
+	case "http-custom-headers":
+		return customHeaders
+	case "http-invalid-tool-headers":
+		return callEveryTool
+	case "json-schema-2020-12-preservation":
+		return schemaEcho
+	}
+	// initialize, request-metadata, json-schema-ref-no-deref, ...
+	return listTools
+}
+
+func run(ctx context.Context, logger *slog.Logger, url, name, version string) error {
+	c := &mcp.Client{
+		Info:        mcp.Implementation{Name: "toolwire-conformance-client", Version: "0.1.0"},
+		Elicitation: elicit,
+		Sampling: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"ok"}`), Model: "toolwire-conformance"}, nil
+		},
+		Roots: func(context.Context) ([]mcp.Root, error) {
+			return []mcp.Root{{URI: "file:///tmp", Name: "tmp"}}, nil
+		},
+		Logger: logger,
+	}
+	// A legacy revision is spoken as asked; for the modern one the client
+	// probes, which also retries with a version the server says it supports.
+	if version != "" && !mcp.IsModern(version) {
+		c.ProtocolVersion = version
+	}
+	s, err := c.Connect(ctx, &mcp.HTTPTransport{URL: url})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	logger.Info("connected", "scenario", name, "version", s.ProtocolVersion(), "server", s.ServerInfo().Name)
+	return scenario(name)(ctx, s)
+}
+
+// elicit accepts with the schema's defaults (filled in by mcp.Client) and
+// true for booleans without one.
+func elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	var schema struct {
+		Properties map[string]struct {
+			Type    string          `json:"type"`
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(p.RequestedSchema, &schema)
+	content := map[string]any{}
+	for name, prop := range schema.Properties {
+		if prop.Type == "boolean" && len(prop.Default) == 0 {
+			content[name] = true
+		}
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+}
+
+func listTools(ctx context.Context, s *mcp.ClientSession) error {
+	_, err := s.ListTools(ctx)
+	return err
+}
+
+func callTool(name, args string) func(ctx context.Context, s *mcp.ClientSession) error {
+	return func(ctx context.Context, s *mcp.ClientSession) error {
+		if _, err := s.ListTools(ctx); err != nil {
+			return err
+		}
+		return checkCall(s.CallTool(ctx, name, json.RawMessage(args)))
+	}
+}
+
+func checkCall(res *mcp.CallToolResult, err error) error {
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		b, _ := json.Marshal(res.Content)
+		return fmt.Errorf("the tool failed: %s", b)
+	}
+	return nil
+}
+
+func requestState(ctx context.Context, s *mcp.ClientSession) error {
+	if _, err := s.ListTools(ctx); err != nil {
+		return err
+	}
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+		if err := checkCall(s.CallTool(ctx, name, json.RawMessage(`{}`))); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func standardHeaders(ctx context.Context, s *mcp.ClientSession) error {
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := checkCall(s.CallTool(ctx, t.Name, json.RawMessage(`{}`))); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	var resources mcp.ListResourcesResult
+	if err := s.Call(ctx, mcp.MethodResourcesList, &mcp.PaginatedParams{}, &resources); err != nil {
+		return err
+	}
+	for _, r := range resources.Resources {
+		if err := s.Call(ctx, mcp.MethodResourcesRead, &mcp.ReadResourceParams{URI: r.URI}, nil); err != nil {
+			return fmt.Errorf("reading %s: %w", r.URI, err)
+		}
+	}
+	var prompts mcp.ListPromptsResult
+	if err := s.Call(ctx, mcp.MethodPromptsList, &mcp.PaginatedParams{}, &prompts); err != nil {
+		return err
+	}
+	for _, p := range prompts.Prompts {
+		if err := s.Call(ctx, mcp.MethodPromptsGet, &mcp.GetPromptParams{Name: p.Name}, nil); err != nil {
+			return fmt.Errorf("prompt %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// customHeaders makes the tool calls listed in MCP_CONFORMANCE_CONTEXT.
+func customHeaders(ctx context.Context, s *mcp.ClientSession) error {
+	var sc struct {
+		ToolCalls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &sc); err != nil {
+		return fmt.Errorf("reading MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	if _, err := s.ListTools(ctx); err != nil {
+		return err
+	}
+	for _, tc := range sc.ToolCalls {
+		if err := checkCall(s.CallTool(ctx, tc.Name, tc.Arguments)); err != nil {
+			return fmt.Errorf("%s: %w", tc.Name, err)
+		}
+	}
+	return nil
+}
+
+// callEveryTool calls each tool the client kept (tools with invalid
+// x-mcp-header annotations are left out by ListTools) with sample arguments.
+func callEveryTool(ctx context.Context, s *mcp.ClientSession) error {
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := checkCall(s.CallTool(ctx, t.Name, sampleArgs(t.InputSchema))); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// sampleArgs makes a value of the declared type for every property.
+func sampleArgs(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	args := map[string]any{}
+	for name, p := range s.Properties {
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "string":
+			args[name] = "us-west1"
+		case "integer":
+			args[name] = 1
+		case "number":
+			args[name] = 1.5
+		case "boolean":
+			args[name] = true
+		case "object":
+			args[name] = map[string]any{}
+		case "array":
+			args[name] = []any{}
+		}
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// schemaEcho sends back, untouched, the input schema the server gave for
+// json_schema_2020_12_tool.
+func schemaEcho(ctx context.Context, s *mcp.ClientSession) error {
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name != "json_schema_2020_12_tool" {
+			continue
+		}
+		args, err := json.Marshal(map[string]json.RawMessage{"schema": t.InputSchema})
+		if err != nil {
+			return err
+		}
+		return checkCall(s.CallTool(ctx, "json_schema_echo", args))
+	}
+	return errors.New("the server has no tool json_schema_2020_12_tool")
+}

@@ -1,0 +1,260 @@
+// Package host connects to the MCP servers a user configures and presents
+// their tools as tool.Tools, so an agent calls a tool on any server as it
+// calls a local Go function.
+//
+// The configuration is the "mcpServers" JSON that Claude Desktop, Cursor and
+// VS Code use, so an existing file works as it is, plus a few optional keys
+// of toolwire's own per server.
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Config is a host configuration: the servers to connect to, by name.
+type Config struct {
+	// Servers are keyed by the name tools are prefixed with.
+	Servers map[string]*ServerConfig
+	// Path is the file the configuration was read from, for messages.
+	Path string
+}
+
+// ServerConfig configures one server. Command (stdio) or URL (HTTP) is set.
+type ServerConfig struct {
+	// stdio
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	// HTTP
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Type is "stdio", "http" (Streamable HTTP) or "sse" (the deprecated
+	// HTTP+SSE transport); empty means stdio for a command, http for a URL.
+	Type string `json:"type,omitempty"`
+
+	// toolwire's own keys.
+
+	// Include, when set, keeps only these tools (names as the server gives
+	// them). Exclude drops tools.
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// Prefix replaces the server name in tool names ("server__tool"); an
+	// empty string means no prefix, which makes a name collision an error.
+	Prefix *string `json:"prefix,omitempty"`
+	// Timeout bounds each call, e.g. "30s" (default 2m).
+	Timeout Duration `json:"timeout,omitempty"`
+	// Inject gives values for tool parameters the host fills instead of the
+	// model: by parameter name for every tool, or under a tool's name for
+	// that tool ({"storage": {...}, "some_tool": {"executor": "x"}}).
+	Inject map[string]json.RawMessage `json:"inject,omitempty"`
+	// Disabled skips the server.
+	Disabled bool `json:"disabled,omitempty"`
+
+	// Name is the server's key in the configuration.
+	Name string `json:"-"`
+}
+
+// Duration is a time.Duration written as "30s" in JSON.
+type Duration time.Duration
+
+// UnmarshalJSON reads "30s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q: use e.g. \"30s\" or \"2m\"", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("invalid duration %s: use e.g. \"30s\" or a number of seconds", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the duration as "30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// DefaultConfigPath is where the configuration is read from unless told
+// otherwise: $TOOLWIRE_CONFIG, else $XDG_CONFIG_HOME/toolwire/mcp.json
+// (~/.config/toolwire/mcp.json).
+func DefaultConfigPath() string {
+	if p := os.Getenv("TOOLWIRE_CONFIG"); p != "" {
+		return p
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "toolwire", "mcp.json")
+}
+
+// LoadConfig reads a configuration file.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("config %s does not exist: create it with an \"mcpServers\" object (see `toolwire tools --help`), or pass --config", path)
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return ParseConfig(path, b, os.LookupEnv)
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ParseConfig parses a configuration; path names it in errors, and lookup
+// resolves ${VAR} references (os.LookupEnv in LoadConfig).
+func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("config %s is not valid JSON: %s", path, describeJSON(data, err))
+	}
+	raw, ok := top["mcpServers"]
+	if !ok {
+		raw, ok = top["servers"] // VS Code's key
+	}
+	if !ok {
+		keys := make([]string, 0, len(top))
+		for k := range top {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("config %s has no \"mcpServers\" object (top-level keys: %s)", path, strings.Join(keys, ", "))
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		return nil, fmt.Errorf("config %s: \"mcpServers\" must be an object of servers by name: %v", path, err)
+	}
+	cfg := &Config{Servers: map[string]*ServerConfig{}, Path: path}
+	for name, body := range servers {
+		where := fmt.Sprintf("config %s, server %q", path, name)
+		if !validName.MatchString(name) {
+			return nil, fmt.Errorf("%s: a server name may hold only letters, digits, '_', '-' and '.'", where)
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		var sc ServerConfig
+		if err := dec.Decode(&sc); err != nil {
+			return nil, fmt.Errorf("%s: %s", where, describeField(err))
+		}
+		sc.Name = name
+		if err := sc.expand(where, lookup); err != nil {
+			return nil, err
+		}
+		if err := sc.check(where); err != nil {
+			return nil, err
+		}
+		if !sc.Disabled {
+			cfg.Servers[name] = &sc
+		}
+	}
+	return cfg, nil
+}
+
+func describeJSON(data []byte, err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+		return fmt.Sprintf("%v (line %d)", err, line)
+	}
+	return err.Error()
+}
+
+func describeField(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "json: unknown field ") {
+		key := strings.TrimPrefix(msg, "json: unknown field ")
+		return fmt.Sprintf("unknown key %s (known: command, args, env, cwd, url, headers, type, include, exclude, prefix, timeout, inject, disabled)", key)
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// expand resolves ${VAR} (and ${VAR:-default}) in every string value.
+func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool)) error {
+	var firstErr error
+	exp := func(key, s string) string {
+		return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+			m := varRef.FindStringSubmatch(ref)
+			if v, ok := lookup(m[1]); ok {
+				return v
+			}
+			if m[2] != "" {
+				return m[2][2:]
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s, key %q: environment variable %s is not set (export it, or write ${%s:-default})", where, key, m[1], m[1])
+			}
+			return ""
+		})
+	}
+	sc.Command = exp("command", sc.Command)
+	for i := range sc.Args {
+		sc.Args[i] = exp("args", sc.Args[i])
+	}
+	for k, v := range sc.Env {
+		sc.Env[k] = exp("env."+k, v)
+	}
+	sc.Cwd = exp("cwd", sc.Cwd)
+	sc.URL = exp("url", sc.URL)
+	for k, v := range sc.Headers {
+		sc.Headers[k] = exp("headers."+k, v)
+	}
+	for k, v := range sc.Inject {
+		sc.Inject[k] = json.RawMessage(exp("inject."+k, string(v)))
+	}
+	return firstErr
+}
+
+func (sc *ServerConfig) check(where string) error {
+	switch {
+	case sc.Command == "" && sc.URL == "":
+		return fmt.Errorf("%s: set \"command\" (a server to launch over stdio) or \"url\" (an HTTP server)", where)
+	case sc.Command != "" && sc.URL != "":
+		return fmt.Errorf("%s: set either \"command\" or \"url\", not both", where)
+	}
+	switch sc.Type {
+	case "", "stdio", "http", "streamable-http", "streamableHttp", "sse":
+	default:
+		return fmt.Errorf("%s, key \"type\": unknown transport %q (use stdio, http or sse)", where, sc.Type)
+	}
+	if sc.Type == "stdio" && sc.Command == "" {
+		return fmt.Errorf("%s: type stdio needs \"command\"", where)
+	}
+	if (sc.Type == "http" || sc.Type == "sse") && sc.URL == "" {
+		return fmt.Errorf("%s: type %s needs \"url\"", where, sc.Type)
+	}
+	if sc.Prefix != nil && *sc.Prefix != "" && !validName.MatchString(*sc.Prefix) {
+		return fmt.Errorf("%s, key \"prefix\": %q may hold only letters, digits, '_', '-' and '.'", where, *sc.Prefix)
+	}
+	return nil
+}
+
+// ToolPrefix returns what the server's tool names are prefixed with,
+// including the "__" separator; "" for none.
+func (sc *ServerConfig) ToolPrefix() string {
+	p := sc.Name
+	if sc.Prefix != nil {
+		p = *sc.Prefix
+	}
+	if p == "" {
+		return ""
+	}
+	return p + "__"
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -295,13 +296,83 @@ type RemoteTool struct {
 	srv  *server
 	def  mcp.Tool
 	name string
+
+	once     sync.Once
+	info     tool.Info
+	injected []string
+	values   map[string]any
+	output   *schema.Validator
+	setupErr error
 }
 
-// Info describes the tool under its host-wide name.
+// setup works out, once, what the model sees of the tool and what the host
+// fills: parameters named in the server's "inject" configuration, either
+// at the top level (for every tool that has such a parameter) or under the
+// tool's own name.
+func (t *RemoteTool) setup() {
+	t.once.Do(func() {
+		t.info = t.def
+		t.info.Name = t.name
+		var props struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(t.def.InputSchema, &props)
+		t.values = map[string]any{}
+		for key, raw := range t.srv.cfg.Inject {
+			if key == t.def.Name {
+				var perTool map[string]any
+				if err := json.Unmarshal(raw, &perTool); err != nil {
+					t.setupErr = fmt.Errorf("config %s, server %q, inject.%s: want an object of parameter values: %w", t.srv.host.Config.Path, t.srv.cfg.Name, key, err)
+					return
+				}
+				for k, v := range perTool {
+					t.values[k] = v
+				}
+				continue
+			}
+			if _, ok := props.Properties[key]; ok {
+				var v any
+				if err := json.Unmarshal(raw, &v); err != nil {
+					t.setupErr = fmt.Errorf("config %s, server %q, inject.%s: %w", t.srv.host.Config.Path, t.srv.cfg.Name, key, err)
+					return
+				}
+				if _, set := t.values[key]; !set {
+					t.values[key] = v
+				}
+			}
+		}
+		for k := range t.values {
+			t.injected = append(t.injected, k)
+		}
+		sort.Strings(t.injected)
+		if len(t.injected) > 0 {
+			hidden, err := tool.HideParameters(t.def.InputSchema, t.injected)
+			if err != nil {
+				t.setupErr = fmt.Errorf("server %q, tool %s: %w", t.srv.cfg.Name, t.def.Name, err)
+				return
+			}
+			t.info.InputSchema = hidden
+		}
+		if len(t.def.OutputSchema) > 0 {
+			if v, err := schema.Compile(t.def.OutputSchema); err == nil {
+				t.output = v
+			}
+		}
+	})
+}
+
+// Info describes the tool under its host-wide name, without the
+// parameters the host injects.
 func (t *RemoteTool) Info() tool.Info {
-	i := t.def
-	i.Name = t.name
-	return i
+	t.setup()
+	return t.info
+}
+
+// Injected names the parameters the host fills, with their configured
+// values (tool.Injector).
+func (t *RemoteTool) Injected() ([]string, map[string]any) {
+	t.setup()
+	return t.injected, t.values
 }
 
 // Server names the server the tool lives on.
@@ -313,6 +384,10 @@ func (t *RemoteTool) RemoteName() string { return t.def.Name }
 // Call calls the tool on its server. A server that died is restarted by the
 // next call; this one fails with an error naming the server and its exit.
 func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
+	t.setup()
+	if t.setupErr != nil {
+		return nil, t.setupErr
+	}
 	s := t.srv
 	if d := time.Duration(s.cfg.Timeout); d > 0 {
 		var cancel context.CancelFunc
@@ -331,5 +406,31 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	s.ok()
-	return res.ToolResult(), nil
+	out := res.ToolResult()
+	if t.output != nil && !out.IsError {
+		if err := t.checkOutput(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkOutput validates structured content against the tool's output
+// schema: a result that breaks it is not passed on as if it were good.
+func (t *RemoteTool) checkOutput(res *tool.Result) error {
+	if res.StructuredContent == nil {
+		return fmt.Errorf("server %q, tool %s: the result has no structuredContent although the tool declares an outputSchema", t.srv.cfg.Name, t.def.Name)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := t.output.Validate(v); err != nil {
+		return fmt.Errorf("server %q, tool %s: the result does not match the tool's outputSchema: %w", t.srv.cfg.Name, t.def.Name, err)
+	}
+	return nil
 }

@@ -224,10 +224,7 @@ func badCases() []badCase {
 		{
 			name: "legacy request before initialize", body: rpc(9, mcp.MethodToolsList, nil),
 			code: jsonrpc.CodeInvalidRequest, msg: "send initialize first", id: "9",
-			http: &httpWant{status: 400, bug: `mcp/http.go: a POST with no Mcp-Session-Id, no MCP-Protocol-Version header ` +
-				`and no _meta version goes to HTTPHandler.modern, and its -32600 "send initialize first" error is sent ` +
-				`with HTTP 200 (modernErrorStatus maps -32600 to 200); 2025-11-25 says a server requiring a session ` +
-				`SHOULD answer 400, and 2026-07-28 says a request without the header MUST be rejected (400)`},
+			http: &httpWant{status: 400},
 		},
 		{
 			name: "modern request with an unknown protocol version",

@@ -304,8 +304,9 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 	}
 	switch {
 	case bodyV == "" && hv == "":
-		// Neither modern nor in a session: the dispatcher explains.
-		return nil, 0
+		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"no session and no protocol version: send initialize first (protocol %s and earlier, then use the %s it returns), or put %q and %q in params._meta with a matching %s header (protocol %s)",
+			LatestLegacyVersion, HeaderSessionID, MetaProtocolVersion, MetaClientCapabilities, HeaderProtocolVersion, LatestVersion), bad
 	case bodyV == "" && IsModern(hv):
 		what := "params._meta is missing"
 		if p.Meta != nil {

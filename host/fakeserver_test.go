@@ -1,0 +1,122 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// The test binary doubles as a misbehaving MCP server: with
+// TOOLWIRE_FAKE_SERVER set it serves over stdio in the named way.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("TOOLWIRE_FAKE_SERVER"); mode != "" {
+		os.Exit(fakeServer(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeServer(mode string) int {
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "fake", Version: "1"}}
+	_ = srv.AddTools(
+		tool.Func{Def: tool.Info{Name: "ping"}, Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("pong"), nil }},
+		tool.Func{
+			Def: tool.Info{Name: "weather", OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
+			Fn: func(context.Context, json.RawMessage) (*tool.Result, error) {
+				return &tool.Result{Content: []tool.Content{tool.TextContent("warm")}, StructuredContent: map[string]any{"celsius": "warm"}}, nil
+			},
+		},
+	)
+	var out io.Writer = os.Stdout
+	switch mode {
+	case "silent":
+		_, _ = io.Copy(io.Discard, os.Stdin) // reads everything, answers nothing
+		return 0
+	case "garbage":
+		out = &noisyWriter{w: os.Stdout, noise: "Loading plugins... done\n"}
+	case "unknown-id":
+		out = &noisyWriter{w: os.Stdout, noise: `{"jsonrpc":"2.0","id":"nobody-asked","result":{}}` + "\n"}
+	}
+	if err := srv.ServeStream(context.Background(), os.Stdin, out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// noisyWriter writes a line of noise before every message.
+type noisyWriter struct {
+	w     io.Writer
+	noise string
+}
+
+func (n *noisyWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(n.w, n.noise); err != nil {
+		return 0, err
+	}
+	return n.w.Write(p)
+}
+
+func fakeHost(t *testing.T, mode string) (*Host, *bytes.Buffer) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("fake.json", fmt.Appendf(nil, `{"mcpServers": {"fake": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": %q}}}}`, self, mode),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(cfg)
+	var stderr bytes.Buffer
+	h.Stderr = &stderr
+	h.Client.ProbeTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { h.Close() })
+	return h, &stderr
+}
+
+func TestMisbehavingServers(t *testing.T) {
+	t.Run("garbage on stdout", func(t *testing.T) {
+		h, _ := fakeHost(t, "garbage")
+		reg := registry(t, h)
+		if res := call(t, reg, "fake__ping", `{}`); res.IsError || res.Content[0].Text != "pong" {
+			t.Errorf("ping = %+v", res)
+		}
+	})
+	t.Run("unknown response ids", func(t *testing.T) {
+		h, _ := fakeHost(t, "unknown-id")
+		reg := registry(t, h)
+		if res := call(t, reg, "fake__ping", `{}`); res.IsError || res.Content[0].Text != "pong" {
+			t.Errorf("ping = %+v", res)
+		}
+	})
+	t.Run("never answers initialize", func(t *testing.T) {
+		h, _ := fakeHost(t, "silent")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := h.Tools(ctx)
+		if err == nil || !strings.Contains(err.Error(), `"fake"`) || !strings.Contains(err.Error(), "initialize") {
+			t.Errorf("error = %v; want one naming the server and the handshake", err)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("took %v", took)
+		}
+	})
+	t.Run("result violates outputSchema", func(t *testing.T) {
+		h, _ := fakeHost(t, "plain")
+		reg := registry(t, h)
+		res := call(t, reg, "fake__weather", `{}`)
+		if !res.IsError || !strings.Contains(res.Content[0].Text, "outputSchema") || !strings.Contains(res.Content[0].Text, "celsius") {
+			t.Errorf("result = %+v; want an error naming the output schema and the bad field", res)
+		}
+	})
+}

@@ -107,7 +107,7 @@ func TestMisbehavingServers(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `"fake"`) || !strings.Contains(err.Error(), "initialize") {
 			t.Errorf("error = %v; want one naming the server and the handshake", err)
 		}
-		if took := time.Since(start); took > 3*time.Second {
+		if took := time.Since(start); took > 10*time.Second { // a hang check, not a speed test
 			t.Errorf("took %v", took)
 		}
 	})

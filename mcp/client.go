@@ -217,7 +217,9 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	if !isLegacy(res.ProtocolVersion) {
 		return fmt.Errorf("initialize: the server chose protocol version %q, which this client does not speak", res.ProtocolVersion)
 	}
+	s.mu.Lock()
 	s.version, s.serverInfo, s.caps, s.instr = res.ProtocolVersion, res.ServerInfo, res.Capabilities, res.Instructions
+	s.mu.Unlock()
 	s.conn.setLegacy(res.ProtocolVersion)
 	if err := s.conn.send(ctx, &jsonrpc.Message{Method: NotificationInitialized}); err != nil {
 		return fmt.Errorf("sending notifications/initialized: %w", err)
@@ -231,16 +233,32 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 }
 
 // ProtocolVersion is the revision the session speaks.
-func (s *ClientSession) ProtocolVersion() string { return s.version }
+func (s *ClientSession) ProtocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
 
 // ServerInfo identifies the server.
-func (s *ClientSession) ServerInfo() Implementation { return s.serverInfo }
+func (s *ClientSession) ServerInfo() Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serverInfo
+}
 
 // ServerCapabilities are what the server offers.
-func (s *ClientSession) ServerCapabilities() ServerCapabilities { return s.caps }
+func (s *ClientSession) ServerCapabilities() ServerCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
 
 // Instructions are the server's guidance for a model.
-func (s *ClientSession) Instructions() string { return s.instr }
+func (s *ClientSession) Instructions() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.instr
+}
 
 // Close ends the session: for stdio, the server process ends too.
 func (s *ClientSession) Close() error {

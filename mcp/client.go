@@ -97,7 +97,12 @@ type ClientSession struct {
 
 	mu        sync.Mutex
 	toolCache map[string]Tool // by name, for x-mcp-header mirroring
-	closed    bool
+	// toolsFresh says whether the last tools/list still holds: until a
+	// list_changed notification, and, when the server gave a ttlMs, until
+	// toolsExpire.
+	toolsFresh  bool
+	toolsExpire time.Time
+	closed      bool
 
 	// reinit serializes re-initializations of an expired legacy session;
 	// epoch counts them.
@@ -535,7 +540,7 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 		}
 		if m.Method == NotificationToolsListChanged {
 			s.mu.Lock()
-			s.toolCache = map[string]Tool{}
+			s.toolsFresh = false
 			s.mu.Unlock()
 		}
 		return
@@ -567,10 +572,14 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
 	var all []Tool
 	cursor := ""
+	var expire time.Time
 	for page := 0; ; page++ {
 		var res ListToolsResult
 		if err := s.Call(ctx, MethodToolsList, &PaginatedParams{Cursor: cursor}, &res); err != nil {
 			return nil, err
+		}
+		if res.TTLMs != nil && page == 0 {
+			expire = time.Now().Add(time.Duration(*res.TTLMs) * time.Millisecond)
 		}
 		all = append(all, res.Tools...)
 		if res.NextCursor == "" || page > 10000 {
@@ -592,12 +601,22 @@ func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
 		all = kept
 	}
 	s.mu.Lock()
+	s.toolsFresh, s.toolsExpire = true, expire
 	s.toolCache = make(map[string]Tool, len(all))
 	for _, t := range all {
 		s.toolCache[t.Name] = t
 	}
 	s.mu.Unlock()
 	return all, nil
+}
+
+// ToolsFresh reports whether the tools last returned by ListTools still
+// hold: no list_changed notification came since, and the freshness the
+// server gave (ttlMs, 2026-07-28) has not run out.
+func (s *ClientSession) ToolsFresh() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.toolsFresh && (s.toolsExpire.IsZero() || time.Now().Before(s.toolsExpire))
 }
 
 // CallTool calls a tool with arguments given as a JSON object (nil means

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/toolsets/calc"
 )
 
 func TestClientSmokeStdio(t *testing.T) {
@@ -37,5 +39,34 @@ func TestClientSmokeStdio(t *testing.T) {
 			t.Fatalf("got %q", res.Content[0].Text)
 		}
 		s.Close()
+	}
+}
+
+func TestClientToolsFreshness(t *testing.T) {
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "s", Version: "1"}, ListTTL: 150 * time.Millisecond}
+	if err := srv.AddTools(calc.Tools()...); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := (&mcp.Client{Info: mcp.Implementation{Name: "c", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ToolsFresh() {
+		t.Error("fresh before any tools/list")
+	}
+	if _, err := s.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !s.ToolsFresh() {
+		t.Error("not fresh right after tools/list")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if s.ToolsFresh() {
+		t.Error("still fresh after the server's ttlMs ran out")
 	}
 }

@@ -41,50 +41,58 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lines := make(chan []byte)
+	lr := jsonrpc.NewLineReader(r, s.MaxMessageSize)
 	readErr := make(chan error, 1)
-	go func() {
-		lr := jsonrpc.NewLineReader(r, s.MaxMessageSize)
-		for {
-			line, err := lr.ReadLine()
-			if err != nil && !errors.Is(err, jsonrpc.ErrTooLarge) {
-				readErr <- err
-				return
-			}
-			if err != nil {
-				_ = lw.Write(errorMessage(jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err)))
-				continue
-			}
-			// The line's buffer is reused by the next read; hand over a copy.
-			select {
-			case lines <- append([]byte(nil), line...):
-			case <-ctx.Done():
-				return
-			}
+	go c.readLoop(ctx, lr, lw, out, readErr)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-readErr:
+		// The client closed its end: stop subscriptions, then let the
+		// requests in flight finish and write their responses.
+		c.stopListeners()
+		c.wg.Wait()
+		if err == io.EOF {
+			return nil
 		}
-	}()
+		return err
+	}
+}
+
+// readLoop reads and handles messages until the input ends. A request is
+// served on the goroutine that read it, after handing the reading on to a
+// fresh goroutine: the response goes out without a hand-off between
+// goroutines (each costs a wake-up), and requests still run concurrently.
+func (c *conn) readLoop(ctx context.Context, lr *jsonrpc.LineReader, lw *jsonrpc.LineWriter, out sender, readErr chan<- error) {
 	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-readErr:
-			// The client closed its end: stop subscriptions, then let the
-			// requests in flight finish and write their responses.
-			c.stopListeners()
-			c.wg.Wait()
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		case line := <-lines:
-			msg, err := jsonrpc.Decode(line)
-			if err != nil {
-				var rpcErr *jsonrpc.Error
-				errors.As(err, &rpcErr)
-				_ = lw.Write(errorMessage(msg.ID, rpcErr))
-				continue
-			}
-			c.receive(ctx, msg, out, true)
+		line, err := lr.ReadLine()
+		if ctx.Err() != nil {
+			return
 		}
+		if errors.Is(err, jsonrpc.ErrTooLarge) {
+			_ = lw.Write(errorMessage(jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err)))
+			continue
+		}
+		if err != nil {
+			readErr <- err
+			return
+		}
+		// Decode copies what it keeps, so the line's buffer may be reused
+		// by the next read from here on.
+		msg, derr := jsonrpc.Decode(line)
+		if derr != nil {
+			var rpcErr *jsonrpc.Error
+			errors.As(derr, &rpcErr)
+			_ = lw.Write(errorMessage(msg.ID, rpcErr))
+			continue
+		}
+		if msg.IsRequest() && msg.Method != MethodInitialize { // initialize is ordered before what follows
+			c.wg.Add(1)
+			go c.readLoop(ctx, lr, lw, out, readErr)
+			c.serve(ctx, msg, out)
+			c.wg.Done()
+			return
+		}
+		c.receive(ctx, msg, out, false)
 	}
 }

@@ -75,8 +75,7 @@ type httpSession struct {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg, ok := h.checkOrigin(r); !ok {
-		writeJSONError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", msg))
+	if !guardOrigin(w, r, h.AllowedHosts, h.AllowedOrigins) {
 		return
 	}
 	switch r.Method {
@@ -92,16 +91,21 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkOrigin guards against DNS rebinding.
-func (h *HTTPHandler) checkOrigin(r *http.Request) (string, bool) {
-	host := r.Host
-	if !h.hostAllowed(host) {
-		return fmt.Sprintf("forbidden: Host %q is not allowed (DNS rebinding protection); set AllowedHosts to serve other names", host), false
+// guardOrigin protects a server on localhost from DNS rebinding: it refuses,
+// with 403, a request whose Host or Origin is not allowed, and reports
+// whether the request may go on. Empty hosts means the loopback names.
+func guardOrigin(w http.ResponseWriter, r *http.Request, hosts, origins []string) bool {
+	var msg string
+	switch origin := r.Header.Get("Origin"); {
+	case !hostAllowed(hosts, r.Host):
+		msg = fmt.Sprintf("forbidden: Host %q is not allowed (DNS rebinding protection); set AllowedHosts to serve other names", r.Host)
+	case origin != "" && !originAllowed(origins, origin):
+		msg = fmt.Sprintf("forbidden: Origin %q is not allowed (DNS rebinding protection); set AllowedOrigins to accept it", origin)
+	default:
+		return true
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
-		return fmt.Sprintf("forbidden: Origin %q is not allowed (DNS rebinding protection); set AllowedOrigins to accept it", origin), false
-	}
-	return "", true
+	writeJSONError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", msg))
+	return false
 }
 
 func isLoopbackName(host string) bool {
@@ -119,11 +123,11 @@ func splitHost(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-func (h *HTTPHandler) hostAllowed(hostport string) bool {
-	if len(h.AllowedHosts) == 0 {
+func hostAllowed(allowed []string, hostport string) bool {
+	if len(allowed) == 0 {
 		return isLoopbackName(splitHost(hostport))
 	}
-	for _, a := range h.AllowedHosts {
+	for _, a := range allowed {
 		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, splitHost(hostport)) {
 			return true
 		}
@@ -131,8 +135,8 @@ func (h *HTTPHandler) hostAllowed(hostport string) bool {
 	return false
 }
 
-func (h *HTTPHandler) originAllowed(origin string) bool {
-	for _, a := range h.AllowedOrigins {
+func originAllowed(allowed []string, origin string) bool {
+	for _, a := range allowed {
 		if a == "*" || strings.EqualFold(a, origin) {
 			return true
 		}

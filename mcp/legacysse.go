@@ -52,9 +52,7 @@ func (s *sseSender) finish(m *jsonrpc.Message) error {
 
 // ServeHTTP implements http.Handler.
 func (h *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	guard := HTTPHandler{AllowedHosts: h.AllowedHosts, AllowedOrigins: h.AllowedOrigins}
-	if msg, ok := guard.checkOrigin(r); !ok {
-		writeJSONError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "%s", msg))
+	if !guardOrigin(w, r, h.AllowedHosts, h.AllowedOrigins) {
 		return
 	}
 	switch r.Method {

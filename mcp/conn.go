@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 )
@@ -276,7 +277,7 @@ type cacheable interface{ cacheable() *Cacheable }
 
 // decorate adds what a modern result carries: its type, the server's
 // identity and, on cacheable results, a freshness hint.
-func decorate(res any, s *Server, ttl interface{ Milliseconds() int64 }) {
+func decorate(res any, s *Server, ttl time.Duration) {
 	if r, ok := res.(resultBase); ok {
 		b := r.base()
 		if b.ResultType == "" {

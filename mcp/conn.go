@@ -41,7 +41,7 @@ type conn struct {
 	clientInfo  Implementation
 	logLevel    LoggingLevel
 	subs        map[string]bool
-	inflight    map[string]context.CancelCauseFunc
+	inflight    map[string]*request
 	pending     map[string]chan *jsonrpc.Message
 	listeners   map[*listener]struct{}
 	nextID      atomic.Int64
@@ -59,8 +59,12 @@ var (
 	errTimeout   = errors.New("request timed out")
 )
 
-// request is one client request being served.
+// request is one client request being served. It is also its handler's
+// context: the connection's context, cancelled with errCancelled or
+// errTimeout when the request ends early, with the request as a value.
 type request struct {
+	context.Context
+	cancel context.CancelCauseFunc
 	conn   *conn
 	id     jsonrpc.ID
 	method string
@@ -89,6 +93,31 @@ type request struct {
 }
 
 type requestKey struct{}
+
+// Value returns the request for requestKey; other keys are the
+// connection context's.
+func (r *request) Value(key any) any {
+	if key == (requestKey{}) {
+		return r
+	}
+	return r.Context.Value(key)
+}
+
+// end ends a request early: its context is cancelled with cause, and a timed
+// out request is answered at once, a cancelled one never, even while its
+// handler runs on.
+func (r *request) end(cause error) {
+	r.cancel(cause)
+	switch cause {
+	case errTimeout:
+		r.reply(errorMessage(r.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"request %s timed out after %s", r.method, r.conn.srv.requestTimeout())))
+	case errCancelled:
+		r.reply(nil) // a cancelled request gets no response
+	}
+}
+
+func (r *request) timeout() { r.end(errTimeout) }
 
 func requestFrom(ctx context.Context) *request {
 	r, _ := ctx.Value(requestKey{}).(*request)
@@ -149,7 +178,7 @@ func (c *conn) notification(m *jsonrpc.Message) {
 			return
 		}
 		c.mu.Lock()
-		cancel := c.inflight[p.RequestID.String()]
+		req := c.inflight[p.RequestID.String()]
 		var streams []*listener
 		for l := range c.listeners {
 			if l.id.String() == p.RequestID.String() {
@@ -160,8 +189,8 @@ func (c *conn) notification(m *jsonrpc.Message) {
 		for _, l := range streams {
 			l.silence() // before anything else can be sent on it
 		}
-		if cancel != nil {
-			cancel(errCancelled)
+		if req != nil {
+			req.end(errCancelled)
 		}
 	default:
 		// Other notifications (roots/list_changed, progress from the client)
@@ -180,19 +209,18 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 	}
 	defer func() { <-c.sem }()
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	req.Context, req.cancel = context.WithCancelCause(ctx)
+	defer req.cancel(nil)
 	if m.Method != MethodSubscriptionsListen {
-		var cancelT context.CancelFunc
-		ctx, cancelT = context.WithTimeoutCause(ctx, c.srv.requestTimeout(), errTimeout)
-		defer cancelT()
+		t := time.AfterFunc(c.srv.requestTimeout(), req.timeout)
+		defer t.Stop()
 	}
 	key := m.ID.String()
 	c.mu.Lock()
 	if c.inflight == nil {
-		c.inflight = map[string]context.CancelCauseFunc{}
+		c.inflight = map[string]*request{}
 	}
-	c.inflight[key] = cancel
+	c.inflight[key] = req
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -200,25 +228,9 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 		c.mu.Unlock()
 	}()
 
-	ctx = context.WithValue(ctx, requestKey{}, req)
-	// A request that times out is answered at once, and a cancelled one
-	// not at all, even while its handler runs on.
-	ended := func() {
-		switch context.Cause(ctx) {
-		case errTimeout:
-			req.reply(errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
-				"request %s timed out after %s", req.method, c.srv.requestTimeout())))
-		case errCancelled:
-			req.reply(nil) // a cancelled request gets no response
-		}
-	}
-	stop := context.AfterFunc(ctx, ended)
-	res, err := c.srv.call(ctx, req)
-	stop()
-	// The handler may return before the AfterFunc has run (stop then
-	// prevents it): settle a cancelled or timed-out request the same way.
-	if cause := context.Cause(ctx); cause == errCancelled || (cause == errTimeout && err != nil) {
-		ended()
+	res, err := c.srv.call(req, req)
+	if cause := context.Cause(req); cause == errCancelled || cause == errTimeout {
+		req.end(cause) // as the timer or the cancellation did, in case it has not yet
 		return
 	}
 	req.reply(c.response(req, res, err))
@@ -353,8 +365,8 @@ func (c *conn) stopListeners() {
 // close ends every request in flight, e.g. when the transport closes.
 func (c *conn) close() {
 	c.mu.Lock()
-	for _, cancel := range c.inflight {
-		cancel(errCancelled)
+	for _, req := range c.inflight {
+		req.end(errCancelled)
 	}
 	for l := range c.listeners {
 		l.stop()

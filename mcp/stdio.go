@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 )
@@ -43,7 +45,7 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	defer cancel()
 	lr := jsonrpc.NewLineReader(r, s.MaxMessageSize)
 	readErr := make(chan error, 1)
-	go c.readLoop(ctx, lr, lw, out, readErr)
+	go (&reader{c: c, ctx: ctx, lr: lr, lw: lw, out: out, readErr: readErr}).loop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -59,22 +61,58 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	}
 }
 
-// readLoop reads and handles messages until the input ends. A request is
-// served on the goroutine that read it, after handing the reading on to a
-// fresh goroutine: the response goes out without a hand-off between
-// goroutines (each costs a wake-up), and requests still run concurrently.
-func (c *conn) readLoop(ctx context.Context, lr *jsonrpc.LineReader, lw *jsonrpc.LineWriter, out sender, readErr chan<- error) {
+// relayDelay is how long a request is served on the goroutine that read
+// it before a fresh goroutine takes over the reading.
+const relayDelay = time.Millisecond
+
+// Reader states: reading, serving a request inline, or handed on.
+const (
+	relayReading int32 = iota
+	relayServing
+	relayHanded
+)
+
+// reader is one goroutine's turn at reading a stream connection. A request
+// is served on the goroutine that read it, so a quick response goes out
+// with no hand-off between goroutines (each costs a thread wake-up). When a
+// request takes longer than relayDelay, a fresh reader takes over and the
+// serving goroutine ends with its request, so requests still run
+// concurrently and cancellations are read.
+type reader struct {
+	c       *conn
+	ctx     context.Context
+	lr      *jsonrpc.LineReader
+	lw      *jsonrpc.LineWriter
+	out     sender
+	readErr chan<- error
+	state   atomic.Int32
+	timer   *time.Timer
+}
+
+// handOn starts a fresh reader if the request being served inline is still
+// running; it runs when the relay timer fires.
+func (r *reader) handOn() {
+	if r.state.CompareAndSwap(relayServing, relayHanded) {
+		next := &reader{c: r.c, ctx: r.ctx, lr: r.lr, lw: r.lw, out: r.out, readErr: r.readErr}
+		next.loop()
+	}
+}
+
+// loop reads and handles messages until the input ends or the reading is
+// handed on.
+func (r *reader) loop() {
+	c := r.c
 	for {
-		line, err := lr.ReadLine()
-		if ctx.Err() != nil {
+		line, err := r.lr.ReadLine()
+		if r.ctx.Err() != nil {
 			return
 		}
 		if errors.Is(err, jsonrpc.ErrTooLarge) {
-			_ = lw.Write(errorMessage(jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err)))
+			_ = r.lw.Write(errorMessage(jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err)))
 			continue
 		}
 		if err != nil {
-			readErr <- err
+			r.readErr <- err
 			return
 		}
 		// Decode copies what it keeps, so the line's buffer may be reused
@@ -83,16 +121,27 @@ func (c *conn) readLoop(ctx context.Context, lr *jsonrpc.LineReader, lw *jsonrpc
 		if derr != nil {
 			var rpcErr *jsonrpc.Error
 			errors.As(derr, &rpcErr)
-			_ = lw.Write(errorMessage(msg.ID, rpcErr))
+			_ = r.lw.Write(errorMessage(msg.ID, rpcErr))
 			continue
 		}
-		if msg.IsRequest() && msg.Method != MethodInitialize { // initialize is ordered before what follows
-			c.wg.Add(1)
-			go c.readLoop(ctx, lr, lw, out, readErr)
-			c.serve(ctx, msg, out)
-			c.wg.Done()
-			return
+		if !msg.IsRequest() || msg.Method == MethodInitialize { // initialize is ordered before what follows
+			c.receive(r.ctx, msg, r.out, false)
+			continue
 		}
-		c.receive(ctx, msg, out, false)
+		c.wg.Add(1)
+		r.state.Store(relayServing)
+		if r.timer == nil {
+			r.timer = time.AfterFunc(relayDelay, r.handOn)
+		} else {
+			r.timer.Reset(relayDelay)
+		}
+		c.serve(r.ctx, msg, r.out)
+		c.wg.Done()
+		r.timer.Stop()
+		// The state, not Stop, settles who reads on: a timer that fired
+		// during an earlier request may still hand on now.
+		if !r.state.CompareAndSwap(relayServing, relayReading) {
+			return // a fresh reader has taken over
+		}
 	}
 }

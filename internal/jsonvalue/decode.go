@@ -265,43 +265,11 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // number reads a number with the grammar of RFC 8259 and converts it with
 // strconv.ParseFloat, as encoding/json does.
 func (d *decoder) number() (any, error) {
+	start := d.i
+	if err := d.numberEnd(); err != nil {
+		return nil, err
+	}
 	s, i := d.s, d.i
-	start := i
-	if s[i] == '-' {
-		i++
-		if i >= len(s) || !isDigit(s[i]) {
-			return nil, d.invalid(i, "in numeric literal")
-		}
-	}
-	if s[i] == '0' {
-		i++
-	} else {
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || !isDigit(s[i]) {
-			return nil, d.invalid(i, "after decimal point in numeric literal")
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || !isDigit(s[i]) {
-			return nil, d.invalid(i, "in exponent of numeric literal")
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	d.i = i
 	f, err := strconv.ParseFloat(s[start:i], 64)
 	if err != nil {
 		// Only a range error is possible here. encoding/json checks the
@@ -317,6 +285,47 @@ func (d *decoder) number() (any, error) {
 		return nil, nil
 	}
 	return f, nil
+}
+
+// numberEnd moves d.i past the number at d.i, checking its grammar.
+func (d *decoder) numberEnd() error {
+	s, i := d.s, d.i
+	if s[i] == '-' {
+		i++
+		if i >= len(s) || !isDigit(s[i]) {
+			return d.invalid(i, "in numeric literal")
+		}
+	}
+	if s[i] == '0' {
+		i++
+	} else {
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || !isDigit(s[i]) {
+			return d.invalid(i, "after decimal point in numeric literal")
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || !isDigit(s[i]) {
+			return d.invalid(i, "in exponent of numeric literal")
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	d.i = i
+	return nil
 }
 
 // str reads the string at d.i.

@@ -195,6 +195,7 @@ func FuzzDecodeMatchesStdlib(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agreeWithStdlib(t, data)
+		agreeScanWithStdlib(t, data)
 	})
 }
 

@@ -9,8 +9,10 @@ import (
 )
 
 // FuzzDecode checks that Decode never panics, that it always explains a
-// failure with a *jsonrpc.Error of a JSON-RPC code, and that a message it
-// accepts survives a round trip through Append unchanged.
+// failure with a *jsonrpc.Error of a JSON-RPC code, that it reports a parse
+// error exactly for what encoding/json finds malformed, that what it reads
+// agrees with encoding/json, and that a message it accepts survives a round
+// trip through Append unchanged.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -26,6 +28,13 @@ func FuzzDecode(f *testing.F) {
 		m, err := jsonrpc.Decode(data)
 		if m == nil {
 			t.Fatalf("Decode(%q) returned a nil message (err %v)", data, err)
+		}
+		var e *jsonrpc.Error
+		if parseErr := errors.As(err, &e) && e.Code == jsonrpc.CodeParseError; parseErr == json.Valid(data) {
+			t.Fatalf("Decode(%q): %v; json.Valid: %v", data, err, json.Valid(data))
+		}
+		if err == nil {
+			agreeWithStdlib(t, data, m)
 		}
 		if err != nil {
 			var e *jsonrpc.Error
@@ -53,4 +62,29 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip of %q through %s changed the message: %s", data, enc, d)
 		}
 	})
+}
+
+// agreeWithStdlib checks a decoded message against encoding/json's reading
+// of the same members.
+func agreeWithStdlib(t *testing.T, data []byte, m *jsonrpc.Message) {
+	t.Helper()
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		t.Fatalf("Decode(%q) accepted what encoding/json refuses: %v", data, err)
+	}
+	var method string
+	if raw, ok := members["method"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &method); err != nil {
+			t.Fatalf("Decode(%q) accepted method %s: %v", data, raw, err)
+		}
+	}
+	if m.Method != method {
+		t.Fatalf("Decode(%q): method %q; encoding/json: %q", data, m.Method, method)
+	}
+	if m.Method != "" && string(members["params"]) != "null" && string(m.Params) != string(members["params"]) {
+		t.Fatalf("Decode(%q): params %s; encoding/json: %s", data, m.Params, members["params"])
+	}
+	if m.Method == "" && m.Error == nil && string(m.Result) != string(members["result"]) {
+		t.Fatalf("Decode(%q): result %s; encoding/json: %s", data, m.Result, members["result"])
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
 
 // Version is the only value of the "jsonrpc" member this package accepts.
@@ -80,15 +82,9 @@ func parseID(b []byte) (ID, error) {
 		return ID{}, nil
 	}
 	switch c := b[0]; {
-	case c == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return ID{}, fmt.Errorf("id: %w", err)
-		}
-		return ID{raw: string(b)}, nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		if !json.Valid(b) {
-			return ID{}, errors.New("id: malformed number")
+	case c == '"' || c == '-' || (c >= '0' && c <= '9'):
+		if end, err := jsonvalue.Skip(b, 0); err != nil || end != len(b) {
+			return ID{}, errors.New("id: malformed string or number")
 		}
 		return ID{raw: string(b)}, nil
 	case c == 'n':
@@ -164,97 +160,159 @@ func (m *Message) IsNotification() bool { return m.Method != "" && m.ID.IsZero()
 // IsResponse reports whether m answers a request.
 func (m *Message) IsResponse() bool { return m.Method == "" }
 
-// wire is the decoding shape of a message. Every member stays raw so that
-// each can be checked and reported on its own.
-type wire struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // Decode parses one message. On failure it returns an *Error with the code
 // JSON-RPC prescribes (parse error or invalid request) and a message that
 // names the problem; the returned Message then carries the request's ID when
 // it could be read, so the error response can be addressed.
+//
+// The message is read in one pass and copied once: its params and result
+// are sub-slices of that copy, so data may be reused after Decode returns.
 func Decode(data []byte) (*Message, error) {
-	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) || !json.Valid(data) {
-			return &Message{}, NewError(CodeParseError, "parse error: %s", describeSyntax(err, syn))
+	i := jsonvalue.SkipSpace(data, 0)
+	if i < len(data) && data[i] != '{' {
+		end, err := jsonvalue.Skip(data, i)
+		if err == nil {
+			err = jsonvalue.End(data, end)
 		}
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field == "" {
-			return &Message{}, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object, got %s", typ.Value)
+		if err != nil {
+			return &Message{}, parseError(err)
 		}
-		return &Message{}, NewError(CodeInvalidRequest, "invalid request: %v", err)
+		if data[i] != 'n' { // null decodes as an empty object would
+			return &Message{}, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object, got %s", valueKind(data[i]))
+		}
+		data = []byte("{}")
+		i = 0
+	}
+	buf := bytes.Clone(data[i:])
+	// The spans of the members this package reads; the last of duplicate
+	// keys wins, as with encoding/json.
+	var jsonrpc, id, method, params, result, errObj []byte
+	end, err := jsonvalue.Object(buf, 0, func(key string, start, end int) {
+		v := buf[start:end:end]
+		switch key {
+		case "jsonrpc":
+			jsonrpc = v
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			errObj = v
+		}
+	})
+	if err == nil {
+		err = jsonvalue.End(buf, end)
+	}
+	if err != nil {
+		if se, ok := err.(*jsonvalue.SyntaxError); ok {
+			se.Offset += int64(i)
+		}
+		return &Message{}, parseError(err)
 	}
 	m := &Message{}
 	// JSON-RPC 2.0 answers a request whose id could not be read with
 	// "id": null; accept that on responses (never on requests).
-	if len(w.Method) == 0 && bytes.Equal(bytes.TrimSpace(w.ID), []byte("null")) {
-		w.ID = nil
+	if method == nil && string(id) == "null" {
+		id = nil
 	}
-	if len(w.ID) > 0 {
-		id, err := parseID(w.ID)
+	if id != nil {
+		parsed, err := parseID(id)
 		if err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid request: %v", err)
 		}
-		m.ID = id
+		m.ID = parsed
 	}
-	if !bytes.Equal(bytes.TrimSpace(w.JSONRPC), []byte(`"2.0"`)) {
-		if len(w.JSONRPC) == 0 {
+	if string(jsonrpc) != `"2.0"` {
+		if jsonrpc == nil {
 			return m, NewError(CodeInvalidRequest, `invalid request: the "jsonrpc" member is missing; it must be "2.0"`)
 		}
-		return m, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0", got %s`, w.JSONRPC)
+		return m, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0", got %s`, jsonrpc)
 	}
-	if len(w.Method) > 0 {
-		if w.Method[0] != '"' {
-			return m, NewError(CodeInvalidRequest, "invalid request: method must be a string, got %s", kindOf(w.Method[0]))
+	if method != nil && string(method) != "null" {
+		if method[0] != '"' {
+			return m, NewError(CodeInvalidRequest, "invalid request: method must be a string, got %s", kindOf(method[0]))
 		}
-		if err := json.Unmarshal(w.Method, &m.Method); err != nil {
-			return m, NewError(CodeInvalidRequest, "invalid request: method: %v", err)
-		}
+		m.Method = methodName(method)
 		if m.Method == "" {
 			return m, NewError(CodeInvalidRequest, "invalid request: method is empty")
 		}
-		if p := bytes.TrimSpace(w.Params); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
-			if p[0] != '{' && p[0] != '[' {
-				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array, got %s", kindOf(p[0]))
+		if params != nil && string(params) != "null" {
+			if params[0] != '{' && params[0] != '[' {
+				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array, got %s", kindOf(params[0]))
 			}
-			m.Params = p
+			m.Params = params
 		}
 		return m, nil
 	}
 	// A response.
-	if m.ID.IsZero() && len(w.Error) == 0 {
+	if m.ID.IsZero() && errObj == nil {
 		return m, NewError(CodeInvalidRequest, "invalid request: a message needs a method (request or notification) or an id with a result or error (response)")
 	}
 	switch {
-	case len(w.Result) > 0 && len(w.Error) > 0:
+	case result != nil && errObj != nil:
 		return m, NewError(CodeInvalidRequest, "invalid response: it has both result and error")
-	case len(w.Error) > 0:
+	case errObj != nil:
 		var e Error
-		if err := json.Unmarshal(w.Error, &e); err != nil {
+		if err := json.Unmarshal(errObj, &e); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid response: error object: %v", err)
 		}
 		m.Error = &e
-	case len(w.Result) > 0:
-		m.Result = w.Result
+	case result != nil:
+		m.Result = result
 	default:
 		return m, NewError(CodeInvalidRequest, "invalid response: it has neither result nor error")
 	}
 	return m, nil
 }
 
-func describeSyntax(err error, syn *json.SyntaxError) string {
-	if syn != nil {
-		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
+// methodName decodes a method name (a JSON string), without allocating for
+// the names this module's protocol layer uses most.
+func methodName(b []byte) string {
+	switch string(b) {
+	case `"tools/call"`:
+		return "tools/call"
+	case `"tools/list"`:
+		return "tools/list"
+	case `"notifications/initialized"`:
+		return "notifications/initialized"
+	case `"notifications/cancelled"`:
+		return "notifications/cancelled"
+	case `"notifications/progress"`:
+		return "notifications/progress"
+	case `"ping"`:
+		return "ping"
 	}
-	return err.Error()
+	s, err := jsonvalue.String(b)
+	if err != nil { // Object has checked the string already
+		return ""
+	}
+	return s
+}
+
+func parseError(err error) *Error {
+	var se *jsonvalue.SyntaxError
+	if errors.As(err, &se) {
+		return NewError(CodeParseError, "parse error: %s (at byte %d)", se.Msg, se.Offset)
+	}
+	return NewError(CodeParseError, "parse error: %v", err)
+}
+
+// valueKind names the type of the JSON value that starts with c, as
+// encoding/json's type errors do.
+func valueKind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
 }
 
 // Append appends the JSON encoding of m to buf.

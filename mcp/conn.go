@@ -37,8 +37,8 @@ type conn struct {
 	mu          sync.Mutex
 	initialized bool
 	version     string
-	caps        ClientCapabilities
-	clientInfo  Implementation
+	caps        *ClientCapabilities // set once by initialize; shared, never modified
+	clientInfo  *Implementation
 	logLevel    LoggingLevel
 	subs        map[string]bool
 	inflight    map[string]*request
@@ -264,7 +264,7 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	if req.modern {
 		decorate(res, c.srv, c.srv.ListTTL)
 	}
-	b, merr := jsonrpc.Marshal(res)
+	b, merr := appendResult(nil, res)
 	if merr != nil {
 		return errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: encoding the %s result: %v", req.method, merr))
 	}

@@ -27,9 +27,11 @@ type RequestInfo struct {
 	ProtocolVersion string
 	// Modern is true for stateless (2026-07-28) requests.
 	Modern bool
-	// ClientInfo identifies the client, when it said.
+	// ClientInfo identifies the client, when it said. It is shared by
+	// the session's requests: read it, do not modify it.
 	ClientInfo *Implementation
-	// ClientCapabilities are the client's capabilities for this request.
+	// ClientCapabilities are the client's capabilities for this request,
+	// shared like ClientInfo.
 	ClientCapabilities *ClientCapabilities
 }
 

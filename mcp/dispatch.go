@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -78,10 +79,70 @@ func unmarshalParams(req *request, p any) error {
 	if req.params[0] != '{' {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 	}
+	if r, ok := p.(paramsReader); ok {
+		if err := r.readParams(req.params); err != nil {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
+		}
+		return nil
+	}
 	if err := json.Unmarshal(req.params, p); err != nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 	}
 	return nil
+}
+
+// paramsReader is implemented by the params of the busiest methods, read
+// in one pass over JSON that jsonrpc.Decode has already checked, without
+// encoding/json's second syntax check and reflection.
+type paramsReader interface{ readParams(data []byte) error }
+
+// readParams reads tools/call params: name and arguments here, the
+// members every request may carry through encoding/json, and only when
+// present.
+func (p *CallToolParams) readParams(data []byte) error {
+	var name []byte
+	common := false
+	_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
+		switch key {
+		case "name":
+			name = data[start:end]
+		case "arguments":
+			p.Arguments = data[start:end:end]
+		case "_meta", "inputResponses", "requestState":
+			common = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if name != nil && string(name) != "null" {
+		if name[0] != '"' {
+			return fmt.Errorf("name must be a string, got %s", jsonKindOf(name[0]))
+		}
+		if p.Name, err = jsonvalue.String(name); err != nil {
+			return err
+		}
+	}
+	if common {
+		return json.Unmarshal(data, &p.Params)
+	}
+	return nil
+}
+
+// jsonKindOf names the type of the JSON value that starts with c, as
+// encoding/json's type errors do.
+func jsonKindOf(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case '"':
+		return "string"
+	}
+	return "number"
 }
 
 func describeJSONError(err error) string {
@@ -158,10 +219,7 @@ func (r *request) resolve(p *Params, allowBeforeInit bool) error {
 	defer c.mu.Unlock()
 	if c.initialized {
 		r.version = c.version
-		caps := c.caps
-		r.caps = &caps
-		info := c.clientInfo
-		r.clientInfo = &info
+		r.caps, r.clientInfo = c.caps, c.clientInfo
 		r.logLevel = c.logLevel
 		if r.logLevel == "" {
 			r.logLevel = LevelDebug // legacy: every message until logging/setLevel
@@ -197,8 +255,8 @@ func (s *Server) initialize(req *request) (any, error) {
 	c.mu.Lock()
 	c.initialized = true
 	c.version = version
-	c.caps = p.Capabilities
-	c.clientInfo = p.ClientInfo
+	c.caps = &p.Capabilities
+	c.clientInfo = &p.ClientInfo
 	c.mu.Unlock()
 	return &InitializeResult{
 		ProtocolVersion: version,

@@ -48,6 +48,11 @@ func NewPipeline(toolName string, inputSchema json.RawMessage, injected []string
 // Injected lists the parameters the host fills.
 func (p *Pipeline) Injected() []string { return p.injected }
 
+// changesNothing reports whether Prepare only checks arguments: it fills no
+// defaults and injects nothing, so a tool may be given the arguments as the
+// model wrote them once they pass.
+func (p *Pipeline) changesNothing() bool { return len(p.injected) == 0 && !p.validator.HasDefaults() }
+
 // ArgumentsError reports arguments a model must repair: JSON it could not
 // parse, required arguments it left out, and every other problem with the
 // path, what was expected and what came. Its message is written for the

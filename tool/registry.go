@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
 
 // Registry maps tool names to tools. It is safe for concurrent use; the zero
@@ -166,7 +168,11 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if pt, ok := t.(piped); ok {
 		return pt.callPrepared(ctx, m)
 	}
-	completed, err := json.Marshal(m)
+	if p.changesNothing() && len(m) > 0 {
+		// Checked and complete as written: spare the tool a re-encoding.
+		return t.Call(ctx, args)
+	}
+	completed, err := jsonvalue.Append(nil, m)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: encoding the completed arguments: %w", name, err)
 	}

@@ -110,6 +110,10 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendString appends s as a JSON string: exactly the bytes json.Marshal(s)
+// gives.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString writes s quoted as encoding/json does: with <, > and &
 // escaped for HTML, invalid UTF-8 as \ufffd, and U+2028 and U+2029
 // escaped.

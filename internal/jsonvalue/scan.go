@@ -226,3 +226,14 @@ func (d *decoder) skipStr() error {
 	}
 	return d.unexpectedEnd()
 }
+
+// End checks that only white space follows a top-level value that ends at
+// data[i], as encoding/json does.
+func End(data []byte, i int) error {
+	d := decoder{s: view(data), i: i}
+	d.skipSpace()
+	if d.i < len(d.s) {
+		return d.invalid(d.i, "after top-level value")
+	}
+	return nil
+}

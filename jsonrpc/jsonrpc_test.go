@@ -494,3 +494,53 @@ func TestIsBatch(t *testing.T) {
 		}
 	}
 }
+
+// stutterReader hands out its chunks one per Read, failing with errAgain
+// between them, as a pipe read with a deadline does.
+type stutterReader struct {
+	chunks []string
+	fail   bool
+}
+
+var errAgain = errors.New("deadline exceeded")
+
+func (r *stutterReader) Read(p []byte) (int, error) {
+	if r.fail = !r.fail; r.fail {
+		return 0, errAgain
+	}
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	r.chunks = r.chunks[1:]
+	return n, nil
+}
+
+// TestLineReaderResumes shows that a failed read loses nothing: the line
+// in progress goes on with the next ReadLine, oversized or not.
+func TestLineReaderResumes(t *testing.T) {
+	r := &stutterReader{chunks: []string{`{"a":`, `1}` + "\n" + `{"b"`, `:2}` + "\n", "1234", "5678\n", "ok\n"}}
+	lr := jsonrpc.NewLineReader(r, 7)
+	var got []string
+	for {
+		line, err := lr.ReadLine()
+		if errors.Is(err, errAgain) {
+			continue
+		}
+		if errors.Is(err, jsonrpc.ErrTooLarge) {
+			got = append(got, "TOO LARGE")
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(line))
+	}
+	want := []string{`{"a":1}`, `{"b":2}`, "TOO LARGE", "ok"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+}

@@ -32,11 +32,15 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // LineReader reads newline-delimited messages, as on MCP's stdio transport.
 // Blank lines are skipped. A line over the limit is discarded up to its end
-// and reported as a *TooLargeError; reading can go on after it.
+// and reported as a *TooLargeError; reading can go on after it. A read
+// error other than the end of input (a read deadline, say) keeps the part
+// of the line read so far: the next ReadLine goes on from there.
 type LineReader struct {
 	r     *bufio.Reader
 	limit int
 	buf   []byte
+	// The line in progress when a read failed.
+	midLine, tooLarge bool
 }
 
 // NewLineReader returns a reader of lines from r; limit <= 0 means
@@ -52,13 +56,16 @@ func NewLineReader(r io.Reader, limit int) *LineReader {
 // is valid until the next call. At the end of input it returns io.EOF.
 func (lr *LineReader) ReadLine() ([]byte, error) {
 	for {
-		lr.buf = lr.buf[:0]
-		tooLarge := false
+		if !lr.midLine {
+			lr.buf = lr.buf[:0]
+			lr.tooLarge = false
+		}
+		lr.midLine = false
 		for {
 			chunk, err := lr.r.ReadSlice('\n')
-			if !tooLarge {
+			if !lr.tooLarge {
 				if len(lr.buf)+len(chunk) > lr.limit+2 { // +2 for a "\r\n" ending
-					tooLarge = true
+					lr.tooLarge = true
 					lr.buf = lr.buf[:0]
 				} else {
 					lr.buf = append(lr.buf, chunk...)
@@ -68,22 +75,27 @@ func (lr *LineReader) ReadLine() ([]byte, error) {
 				continue
 			}
 			// The limit applies to the message, without its line ending.
-			if !tooLarge && len(bytes.TrimRight(lr.buf, "\r\n")) > lr.limit {
-				tooLarge = true
+			if !lr.tooLarge && len(bytes.TrimRight(lr.buf, "\r\n")) > lr.limit {
+				lr.tooLarge = true
 				lr.buf = lr.buf[:0]
 			}
 			if err != nil {
-				if err == io.EOF && !tooLarge && len(bytes.TrimSpace(lr.buf)) > 0 {
+				if err != io.EOF {
+					lr.midLine = true // go on from here next time
+					return nil, err
+				}
+				if !lr.tooLarge && len(bytes.TrimSpace(lr.buf)) > 0 {
 					return bytes.TrimSpace(lr.buf), nil
 				}
-				if tooLarge && err == io.EOF {
+				if lr.tooLarge {
+					lr.tooLarge = false
 					return nil, &TooLargeError{Size: lr.limit + 1, Limit: lr.limit}
 				}
 				return nil, err
 			}
 			break
 		}
-		if tooLarge {
+		if lr.tooLarge {
 			return nil, &TooLargeError{Size: lr.limit + 1, Limit: lr.limit}
 		}
 		line := bytes.TrimRight(lr.buf, "\r\n")

@@ -372,10 +372,16 @@ func (s *ClientSession) reinitialize(ctx context.Context, epoch int64) error {
 }
 
 func decodeResult(method string, raw json.RawMessage, result any) error {
-	if result == nil {
+	var err error
+	switch r := result.(type) {
+	case nil:
 		return nil
+	case *CallToolResult:
+		err = readCallToolResult(raw, r)
+	default:
+		err = json.Unmarshal(raw, result)
 	}
-	if err := json.Unmarshal(raw, result); err != nil {
+	if err != nil {
 		return fmt.Errorf("%s: malformed result: %w", method, err)
 	}
 	return nil
@@ -383,11 +389,11 @@ func decodeResult(method string, raw json.RawMessage, result any) error {
 
 func (s *ClientSession) roundTrip(ctx context.Context, method string, params any, h callHeaders) (json.RawMessage, error) {
 	id := jsonrpc.Int64ID(s.nextID.Add(1))
-	m, err := jsonrpc.NewRequest(id, method, params)
+	p, err := marshalParams(params)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s params: %w", method, err)
 	}
-	resp, err := s.conn.roundTrip(ctx, m, h)
+	resp, err := s.conn.roundTrip(ctx, &jsonrpc.Message{ID: id, Method: method, Params: p}, h)
 	if err != nil {
 		return nil, err
 	}

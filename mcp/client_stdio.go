@@ -61,21 +61,44 @@ func (t *stderrTail) String() string {
 	return string(bytes.TrimSpace(t.buf))
 }
 
+// stdioConn is a client's connection to a server process. Whoever waits
+// for a response reads the server's stdout itself when nobody else is
+// reading: the response then reaches its caller without a hand-off between
+// goroutines, each of which costs a thread wake-up. Calls that find someone
+// else reading wait for that reader to deliver their response; a reader
+// that leaves with calls still waiting starts a goroutine that reads for
+// them. Between calls, an idle reader picks up what the server sends on its
+// own (notifications, requests) after idleReadDelay.
 type stdioConn struct {
 	name   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.Reader
+	lr     *jsonrpc.LineReader
 	w      *jsonrpc.LineWriter
 	tail   *stderrTail
 	in     inboundFunc
 	ctx    context.Context // ends when the process does
 	cancel context.CancelFunc
+	// deadline sets the read deadline of stdout; nil when stdout has
+	// none, and then only background goroutines read.
+	deadline func(time.Time) error
 
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Message
+	reader  *readTurn // who reads stdout now; nil for nobody
+	idle    *time.Timer
+	closing bool
 	exitErr error // why the connection ended
 	done    chan struct{}
 }
+
+// readTurn is one goroutine's turn at reading stdout.
+type readTurn struct{ background bool }
+
+// idleReadDelay is how long stdout goes unread between calls before a
+// goroutine reads what the server sends on its own.
+const idleReadDelay = 2 * time.Millisecond
 
 func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientConn, error) {
 	if t.Command == "" {
@@ -102,23 +125,94 @@ func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientC
 		return nil, fmt.Errorf("stdio transport: starting %q: %w", t.Command, err)
 	}
 	cctx, cancel := context.WithCancel(context.Background())
-	c := &stdioConn{name: t.Command, cmd: cmd, stdin: stdin, w: jsonrpc.NewLineWriter(stdin), tail: tail, in: in,
+	c := &stdioConn{name: t.Command, cmd: cmd, stdin: stdin, stdout: stdout, lr: jsonrpc.NewLineReader(stdout, t.MaxMessageSize),
+		w: jsonrpc.NewLineWriter(stdin), tail: tail, in: in,
 		ctx: cctx, cancel: cancel, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
-	go c.read(stdout, t.MaxMessageSize)
+	if f, ok := stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		c.deadline = f.SetReadDeadline
+	}
+	c.idle = time.AfterFunc(idleReadDelay, c.readIdle)
 	return c, nil
 }
 
-// read delivers the server's messages until its stdout ends, then reaps the
-// process and fails every request still waiting.
-func (c *stdioConn) read(stdout io.Reader, limit int) {
-	lr := jsonrpc.NewLineReader(stdout, limit)
+// take makes t the reader if nobody reads; c.mu is held.
+func (c *stdioConn) take(t *readTurn) bool {
+	if c.reader != nil || c.pending == nil {
+		return false
+	}
+	c.reader = t
+	c.idle.Stop()
+	return true
+}
+
+// release ends t's turn at reading, clearing any read deadline it set,
+// and hands the reading on: to a background reader when calls still wait
+// for responses or the connection is closing, else to the idle timer.
+func (c *stdioConn) release(t *readTurn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reader != t {
+		return
+	}
+	c.reader = nil
+	if c.deadline != nil && !t.background {
+		_ = c.deadline(time.Time{})
+	}
+	if c.pending == nil {
+		return // the connection has ended
+	}
+	if len(c.pending) > 0 || c.closing {
+		bg := &readTurn{background: true}
+		c.reader = bg
+		go c.readBackground(bg)
+		return
+	}
+	c.idle.Reset(idleReadDelay)
+}
+
+// readIdle reads what the server sends between calls.
+func (c *stdioConn) readIdle() {
+	bg := &readTurn{background: true}
+	c.mu.Lock()
+	ok := c.take(bg)
+	c.mu.Unlock()
+	if ok {
+		c.readBackground(bg)
+	}
+}
+
+// readBackground reads for others until no call waits (and the
+// connection is not closing), or stdout ends.
+func (c *stdioConn) readBackground(t *readTurn) {
 	for {
-		line, err := lr.ReadLine()
+		if !c.readOne() && !c.isOpen() {
+			return
+		}
+		c.mu.Lock()
+		more := len(c.pending) > 0 || c.closing
+		c.mu.Unlock()
+		if !more {
+			c.release(t)
+			return
+		}
+	}
+}
+
+// readOne reads and delivers one message. It reports false when stdout
+// has ended (the connection is then torn down) or a read deadline cut the
+// read short.
+func (c *stdioConn) readOne() bool {
+	for {
+		line, err := c.lr.ReadLine()
 		if errors.Is(err, jsonrpc.ErrTooLarge) {
 			continue
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return false
+		}
 		if err != nil {
-			break
+			c.end()
+			return false
 		}
 		m, derr := jsonrpc.Decode(line)
 		if derr != nil {
@@ -135,15 +229,22 @@ func (c *stdioConn) read(stdout io.Reader, limit int) {
 			if ch != nil {
 				ch <- m
 			}
-			continue
+			return true
 		}
 		go c.in(c.ctx, m)
+		return true
 	}
+}
+
+// end reaps the process after its stdout has ended and fails every request
+// still waiting.
+func (c *stdioConn) end() {
 	werr := c.cmd.Wait()
 	c.mu.Lock()
 	c.exitErr = c.describeExit(werr)
 	pending := c.pending
 	c.pending = nil
+	c.idle.Stop()
 	c.mu.Unlock()
 	for _, ch := range pending {
 		close(ch)
@@ -186,6 +287,7 @@ func (c *stdioConn) roundTrip(ctx context.Context, m *jsonrpc.Message, _ callHea
 		c.forget(key)
 		return nil, c.writeErr(err)
 	}
+	c.readFor(ctx, ch)
 	select {
 	case resp, ok := <-ch:
 		if !ok {
@@ -202,6 +304,52 @@ func (c *stdioConn) roundTrip(ctx context.Context, m *jsonrpc.Message, _ callHea
 		}
 		return nil, fmt.Errorf("%s: %w", m.Method, context.Cause(ctx))
 	}
+}
+
+// readFor reads stdout on the caller's goroutine, if nobody else is
+// reading, until ch has the caller's response, ctx ends (a read deadline
+// then cuts the read short), or stdout ends.
+func (c *stdioConn) readFor(ctx context.Context, ch chan *jsonrpc.Message) {
+	if c.deadline == nil {
+		// Without read deadlines a read cannot be cut short: read in the
+		// background.
+		c.mu.Lock()
+		if bg := (&readTurn{background: true}); c.take(bg) {
+			go c.readBackground(bg)
+		}
+		c.mu.Unlock()
+		return
+	}
+	t := &readTurn{}
+	c.mu.Lock()
+	ok := c.take(t)
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		if c.reader == t {
+			_ = c.deadline(time.Unix(1, 0))
+		}
+		c.mu.Unlock()
+	})
+	defer stop()
+	for len(ch) == 0 && ctx.Err() == nil {
+		if !c.readOne() {
+			if ctx.Err() == nil && c.isOpen() {
+				continue // a deadline meant for an earlier turn
+			}
+			break
+		}
+	}
+	c.release(t)
+}
+
+func (c *stdioConn) isOpen() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending != nil
 }
 
 func (c *stdioConn) forget(key string) {
@@ -235,6 +383,12 @@ func (c *stdioConn) setLegacy(string) {}
 // close ends the server as the stdio binding asks: close its stdin, wait,
 // then SIGTERM, then SIGKILL.
 func (c *stdioConn) close() error {
+	c.mu.Lock()
+	c.closing = true
+	if bg := (&readTurn{background: true}); c.take(bg) {
+		go c.readBackground(bg)
+	}
+	c.mu.Unlock()
 	_ = c.stdin.Close()
 	for _, step := range []func(){
 		func() {},

@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -80,4 +83,158 @@ func appendContent(dst []byte, c tool.Content) ([]byte, error) {
 	}
 	b, err := json.Marshal(c)
 	return append(dst, b...), err
+}
+
+// marshalParams encodes a request's params: tools/call params directly,
+// the rest with encoding/json.
+func marshalParams(params any) (json.RawMessage, error) {
+	if p, ok := params.(*CallToolParams); ok && p.Meta == nil && p.InputResponses == nil && p.RequestState == "" {
+		return appendCallToolParams(nil, p)
+	}
+	if params == nil {
+		return nil, nil
+	}
+	return jsonrpc.Marshal(params)
+}
+
+// appendCallToolParams writes what encoding/json writes for p (without
+// _meta and the input members), checking the arguments as it would.
+// Arguments spread over several lines are compacted, so that the request
+// stays one line on stdio.
+func appendCallToolParams(dst []byte, p *CallToolParams) ([]byte, error) {
+	dst = append(dst, `{"name":`...)
+	dst = jsonvalue.AppendString(dst, p.Name)
+	if len(p.Arguments) == 0 {
+		return append(dst, '}'), nil
+	}
+	start := jsonvalue.SkipSpace(p.Arguments, 0)
+	end, err := jsonvalue.Skip(p.Arguments, start)
+	if err == nil {
+		err = jsonvalue.End(p.Arguments, end)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tools/call arguments are not valid JSON: %w", err)
+	}
+	dst = append(dst, `,"arguments":`...)
+	args := p.Arguments[start:end]
+	if bytes.ContainsAny(args, "\n\r") {
+		var b bytes.Buffer
+		_ = json.Compact(&b, args) // valid, checked above
+		args = b.Bytes()
+	}
+	dst = append(dst, args...)
+	return append(dst, '}'), nil
+}
+
+// readCallToolResult decodes a tools/call result as json.Unmarshal does,
+// in one pass for the usual shape (text blocks, structured content); it
+// hands anything unusual to encoding/json.
+func readCallToolResult(raw []byte, r *CallToolResult) error {
+	if !fastCallToolResult(raw, r) {
+		*r = CallToolResult{}
+		return json.Unmarshal(raw, r)
+	}
+	return nil
+}
+
+// callToolResultKeys are the members of a tools/call result.
+var callToolResultKeys = [...]string{"_meta", "resultType", "content", "structuredContent", "isError"}
+
+// fastCallToolResult decodes raw into r, or reports false when raw needs
+// encoding/json: wrong types, a member that matches a field only without
+// regard to case, blocks other than plain text.
+func fastCallToolResult(raw []byte, r *CallToolResult) bool {
+	i := jsonvalue.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	ok := true
+	_, err := jsonvalue.Object(raw, i, func(key string, start, end int) {
+		if !ok {
+			return
+		}
+		v := raw[start:end]
+		null := string(v) == "null"
+		switch key {
+		case "_meta":
+			if r.Meta != nil {
+				ok = false // encoding/json merges a repeated object into the map
+				return
+			}
+			m, err := jsonvalue.Decode(v)
+			meta, isMap := m.(map[string]any)
+			ok = err == nil && (isMap || null)
+			r.Meta = meta
+		case "resultType":
+			if !null {
+				var err error
+				r.ResultType, err = jsonvalue.String(v)
+				ok = err == nil
+			}
+		case "content":
+			if null {
+				r.Content = nil
+				return
+			}
+			ok = v[0] == '['
+			if ok {
+				r.Content = r.Content[:0]
+				_, err := jsonvalue.Array(v, 0, func(start, end int) {
+					if ok {
+						var c tool.Content
+						c, ok = readTextContent(v[start:end])
+						r.Content = append(r.Content, c)
+					}
+				})
+				ok = ok && err == nil
+				if r.Content == nil {
+					r.Content = []tool.Content{}
+				}
+			}
+		case "structuredContent":
+			var err error
+			r.StructuredContent, err = jsonvalue.Decode(v)
+			ok = err == nil
+		case "isError":
+			switch string(v) {
+			case "true":
+				r.IsError = true
+			case "false":
+				r.IsError = false
+			default:
+				ok = null
+			}
+		default:
+			for _, k := range callToolResultKeys {
+				if strings.EqualFold(key, k) {
+					ok = false
+				}
+			}
+		}
+	})
+	return ok && err == nil
+}
+
+// readTextContent decodes a block of exactly the members type "text" and
+// text, or reports false.
+func readTextContent(v []byte) (tool.Content, bool) {
+	if v[0] != '{' {
+		return tool.Content{}, false
+	}
+	var typ, text []byte
+	n := 0
+	_, err := jsonvalue.Object(v, 0, func(key string, start, end int) {
+		n++
+		switch key {
+		case "type":
+			typ = v[start:end]
+		case "text":
+			text = v[start:end]
+		}
+	})
+	if err != nil || n != 2 || string(typ) != `"text"` || len(text) == 0 || text[0] != '"' {
+		return tool.Content{}, false
+	}
+	s, err := jsonvalue.String(text)
+	return tool.TextContent(s), err == nil
 }

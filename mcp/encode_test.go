@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -42,5 +45,74 @@ func TestAppendCallToolResult(t *testing.T) {
 	bad := &CallToolResult{Content: []tool.Content{{Type: "video"}}}
 	if _, err := appendCallToolResult(nil, bad); err == nil {
 		t.Error("a block of an unknown type encoded without error")
+	}
+}
+
+// agreeReadCallToolResult checks readCallToolResult against json.Unmarshal.
+func agreeReadCallToolResult(t *testing.T, raw []byte) {
+	t.Helper()
+	var want, got CallToolResult
+	wantErr := json.Unmarshal(raw, &want)
+	err := readCallToolResult(raw, &got)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("readCallToolResult(%s): %v; json.Unmarshal: %v", raw, err, wantErr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("readCallToolResult(%s):\n got %#v\nwant %#v", raw, got, want)
+	}
+}
+
+func FuzzReadCallToolResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hello"}]}`,
+		`{"content":[],"isError":true}`,
+		`{"content":null,"isError":null,"_meta":null,"resultType":null,"structuredContent":null}`,
+		`{"content":[{"type":"text","text":"a\u00e9\n"},{"type":"image","data":"aGk=","mimeType":"image/png"}],"structuredContent":{"n":1,"l":[true,null]}}`,
+		`{"_meta":{"a":1},"_meta":{"b":2},"resultType":"complete","content":[{"text":"x","type":"text"}]}`,
+		`{"Content":[{"type":"text","text":"x"}],"ISERROR":true}`,
+		`{"content":[{"type":"text","text":"x","annotations":{"priority":0.5}}],"extra":1}`,
+		`{"content":{},"isError":"yes"}`,
+		`{"content":[1]}`, `{"structuredContent":1e400}`, `{"resultType":5}`, `[]`, `null`, `{"content":[{"type":"text"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"content":[{"type":"text","text":"y"},{"type":"text","text":"z"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // results come from jsonrpc.Decode, valid JSON
+		}
+		agreeReadCallToolResult(t, raw)
+	})
+}
+
+// TestAppendCallToolParams holds the direct encoder of tools/call params
+// to encoding/json, up to white space: it keeps the arguments' spaces, but
+// never a line break, which would split a stdio message.
+func TestAppendCallToolParams(t *testing.T) {
+	for _, p := range []*CallToolParams{
+		{Name: "echo"},
+		{Name: "e\"cho\u2028", Arguments: json.RawMessage(`{"text":"hi"}`)},
+		{Name: "x", Arguments: json.RawMessage(" {\n  \"a\": [1,\n 2],\r\n \"s\": \"x y\"\n}\n ")},
+		{Name: "x", Arguments: json.RawMessage(`null`)},
+		{Name: "x", Arguments: json.RawMessage(`{ "a" : [ 1, 2 ] }`)},
+	} {
+		want, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendCallToolParams(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, got); err != nil {
+			t.Fatalf("appendCallToolParams wrote invalid JSON %s: %v", got, err)
+		}
+		if compact.String() != string(want) || bytes.ContainsAny(got, "\n\r") {
+			t.Errorf("appendCallToolParams:\n got %s\nwant %s", got, want)
+		}
+	}
+	if _, err := appendCallToolParams(nil, &CallToolParams{Name: "x", Arguments: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("invalid arguments encoded without error")
 	}
 }

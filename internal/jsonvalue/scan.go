@@ -237,3 +237,42 @@ func End(data []byte, i int) error {
 	}
 	return nil
 }
+
+// Array reads the JSON array that starts at data[i] (white space already
+// skipped), checking the syntax of all of it, and calls elem with the span
+// data[start:end] of each element in order. It returns the index just after
+// the array.
+func Array(data []byte, i int, elem func(start, end int)) (int, error) {
+	d := decoder{s: view(data), i: i}
+	if d.i >= len(d.s) {
+		return 0, d.unexpectedEnd()
+	}
+	if d.s[d.i] != '[' {
+		return 0, d.invalid(d.i, "looking for beginning of array")
+	}
+	d.i++
+	d.skipSpace()
+	if d.i < len(d.s) && d.s[d.i] == ']' {
+		return d.i + 1, nil
+	}
+	for {
+		start := d.i
+		if err := d.skip(); err != nil {
+			return 0, err
+		}
+		elem(start, d.i)
+		d.skipSpace()
+		if d.i >= len(d.s) {
+			return 0, d.unexpectedEnd()
+		}
+		c := d.s[d.i]
+		d.i++
+		if c == ']' {
+			return d.i, nil
+		}
+		if c != ',' {
+			return 0, d.invalid(d.i-1, "after array element")
+		}
+		d.skipSpace()
+	}
+}

@@ -32,6 +32,22 @@ func agreeScanWithStdlib(t *testing.T, data []byte) {
 			t.Fatalf("Skip(%q): error %q at %d; encoding/json: %q at %d", data, syn.Msg, syn.Offset, stdSyn.Error(), stdSyn.Offset)
 		}
 	}
+	if err == nil && data[i] == '[' {
+		var want []json.RawMessage
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("json.Unmarshal(%q) into a slice: %v", data, err)
+		}
+		var got []json.RawMessage
+		aend, err := jsonvalue.Array(data, i, func(start, end int) { got = append(got, data[start:end]) })
+		if err != nil || aend != end || len(got) != len(want) {
+			t.Fatalf("Array(%q) = %d, %v, %d elements; want %d, nil, %d", data, aend, err, len(got), end, len(want))
+		}
+		for k := range want {
+			if !bytes.Equal(got[k], want[k]) {
+				t.Fatalf("Array(%q): element %d = %s, json.Unmarshal: %s", data, k, got[k], want[k])
+			}
+		}
+	}
 	if err != nil || data[i] != '{' {
 		return
 	}
@@ -61,7 +77,7 @@ func TestScan(t *testing.T) {
 		`{}`, ` { "a" : 1 , "b":[true,false,null,{"c":"\u00e9\n"}] } `, `{"a\u0062":"x","ab":"y"}`,
 		`{"a":1,"a":2}`, `[1,{"a":[]}]`, `"\ud83d"`, `-0.5e+7`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `[1 2]`,
 		`{"a":"\x"}`, `"\u12"`, `01`, `1.e3`, `-`, `{"a":tru}`, `nul`, "\"a\x01\"", "\"\xff\"", `{`, `[`, `"`, ``,
-		`{"a":1} x`, `1e400`,
+		`{"a":1} x`, `1e400`, `[]`, ` [ 1 , "a" , [ ] , { } ] `, `[1,]`, `[1 2]`,
 	} {
 		agreeScanWithStdlib(t, []byte(in))
 	}

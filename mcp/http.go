@@ -55,8 +55,10 @@ type HTTPHandler struct {
 	// DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
 
-	mu       sync.Mutex
-	sessions map[string]*httpSession
+	mu          sync.Mutex
+	sessions    map[string]*httpSession
+	workers     *workers // serve requests; made by the first one
+	workersOnce sync.Once
 }
 
 // NewHTTPHandler returns a handler serving s over Streamable HTTP.
@@ -268,7 +270,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
 	// request runs on in the session's context.
-	go sess.conn.serve(sess.ctx, msg, ps)
+	h.pool().run(func() { sess.conn.serve(sess.ctx, msg, ps) })
 	ps.wait(r.Context())
 }
 
@@ -281,8 +283,17 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	ps := newPostSender(w, nil, true)
 	c := newConn(h.Server, nil)
 	defer c.close()
-	go c.serve(r.Context(), msg, ps)
+	h.pool().run(func() { c.serve(r.Context(), msg, ps) })
 	ps.wait(r.Context())
+}
+
+// pool returns the workers that serve requests. They run a request apart
+// from its HTTP handler, which returns once the response is written, even
+// while the request runs on (a timeout, a dropped legacy connection, an
+// SSE stream closed for polling).
+func (h *HTTPHandler) pool() *workers {
+	h.workersOnce.Do(func() { h.workers = newWorkers() })
+	return h.workers
 }
 
 // validateHeaders checks a modern request's _meta and standard headers

@@ -90,6 +90,10 @@ type request struct {
 	// stateSubject is the subject a requestState was issued for.
 	stateSubject string
 	appState     json.RawMessage
+
+	// resp is the response, once encoded into buf (from Server.results).
+	resp jsonrpc.Message
+	buf  *[]byte
 }
 
 type requestKey struct{}
@@ -234,6 +238,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 		return
 	}
 	req.reply(c.response(req, res, err))
+	req.recycle()
 }
 
 // call dispatches a request, turning a panic into an error.
@@ -264,11 +269,30 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	if req.modern {
 		decorate(res, c.srv, c.srv.ListTTL)
 	}
-	b, merr := appendResult(nil, res)
+	buf, _ := c.srv.results.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	b, merr := appendResult((*buf)[:0], res)
+	*buf = b
+	req.buf = buf
 	if merr != nil {
 		return errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: encoding the %s result: %v", req.method, merr))
 	}
-	return &jsonrpc.Message{ID: req.id, Result: b}
+	req.resp = jsonrpc.Message{ID: req.id, Result: b}
+	return &req.resp
+}
+
+// maxPooledResult is the largest result buffer kept for reuse.
+const maxPooledResult = 64 << 10
+
+// recycle gives the request's result buffer back once the response has
+// been written (every sender copies it).
+func (r *request) recycle() {
+	if r.buf != nil && cap(*r.buf) <= maxPooledResult {
+		r.conn.srv.results.Put(r.buf)
+	}
+	r.buf = nil
 }
 
 func toRPCError(req *request, err error) *jsonrpc.Error {

@@ -79,22 +79,27 @@ func unmarshalParams(req *request, p any) error {
 	if req.params[0] != '{' {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 	}
-	if r, ok := p.(paramsReader); ok {
-		if err := r.readParams(req.params); err != nil {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
-		}
-		return nil
-	}
 	if err := json.Unmarshal(req.params, p); err != nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 	}
 	return nil
 }
 
-// paramsReader is implemented by the params of the busiest methods, read
-// in one pass over JSON that jsonrpc.Decode has already checked, without
-// encoding/json's second syntax check and reflection.
-type paramsReader interface{ readParams(data []byte) error }
+// decode is the package-level decode for tools/call, the busiest method:
+// its params are read in one pass over JSON that jsonrpc.Decode has
+// already checked, without encoding/json's second syntax check and
+// reflection (and without p escaping through an interface).
+func (p *CallToolParams) decode(req *request) error {
+	if len(req.params) > 0 {
+		if req.params[0] != '{' {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
+		}
+		if err := p.readParams(req.params); err != nil {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
+		}
+	}
+	return req.resolve(&p.Params, false)
+}
 
 // readParams reads tools/call params: name and arguments here, the
 // members every request may carry through encoding/json, and only when
@@ -124,7 +129,10 @@ func (p *CallToolParams) readParams(data []byte) error {
 		}
 	}
 	if common {
-		return json.Unmarshal(data, &p.Params)
+		var c Params // decoded apart, so that p itself stays off the heap
+		err := json.Unmarshal(data, &c)
+		p.Params = c
+		return err
 	}
 	return nil
 }
@@ -309,7 +317,7 @@ func (s *Server) listTools(req *request) (any, error) {
 // only an unknown tool or malformed params are protocol errors.
 func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	var p CallToolParams
-	if err := decode(req, &p); err != nil {
+	if err := p.decode(req); err != nil {
 		return nil, err
 	}
 	if p.Name == "" {

@@ -84,6 +84,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	once      sync.Once
+	results   sync.Pool // *[]byte buffers results are encoded into
 	mu        sync.RWMutex
 	tools     tool.Registry
 	resources map[string]*resourceEntry

@@ -14,9 +14,10 @@ import (
 // In and its output schema from Out, and every call goes through the
 // argument pipeline before the function sees a typed In.
 type Typed[In, Out any] struct {
-	info Info
-	fn   func(context.Context, In) (Out, error)
-	pipe *Pipeline
+	info   Info
+	fn     func(context.Context, In) (Out, error)
+	pipe   *Pipeline
+	assign *assigner
 }
 
 // New makes a tool of fn. Registering it is all it takes: the name routes
@@ -44,7 +45,7 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 	if err != nil {
 		return nil, err
 	}
-	return &Typed[In, Out]{info: info, fn: fn, pipe: pipe}, nil
+	return &Typed[In, Out]{info: info, fn: fn, pipe: pipe, assign: newAssigner(reflect.TypeFor[In]())}, nil
 }
 
 // Must returns t, or panics on err: for tools defined at start-up.
@@ -82,18 +83,22 @@ func (t *Typed[In, Out]) Call(ctx context.Context, args json.RawMessage) (*Resul
 
 // callPrepared calls the function with arguments the pipeline completed.
 //
-// The completed map is encoded again and decoded into In, rather than the
-// model's JSON: that is what the pipeline checked, defaults and injected
-// values included, and a number the schema accepts as an integer (2.0)
-// reaches an int field as 2.
+// In is filled from the completed map, not from the model's JSON: that is
+// what the pipeline checked, defaults and injected values included, and a
+// number the schema accepts as an integer (2.0) reaches an int field as 2.
+// The usual shapes are filled directly; the rest, by encoding the map and
+// decoding it into In, which the direct way matches.
 func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*Result, error) {
 	var in In
-	b, err := jsonvalue.Append(make([]byte, 0, 512), m)
-	if err == nil {
-		err = json.Unmarshal(b, &in)
-	}
-	if err != nil {
-		return nil, &ArgumentsError{Tool: t.info.Name, Syntax: "arguments do not fit the tool's parameters: " + err.Error()}
+	if !t.assign.assign(reflect.ValueOf(&in).Elem(), m) {
+		in = *new(In)
+		b, err := jsonvalue.Append(make([]byte, 0, 512), m)
+		if err == nil {
+			err = json.Unmarshal(b, &in)
+		}
+		if err != nil {
+			return nil, &ArgumentsError{Tool: t.info.Name, Syntax: "arguments do not fit the tool's parameters: " + err.Error()}
+		}
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {

@@ -95,12 +95,12 @@ func TestAssignFills(t *testing.T) {
 	for in, want := range map[string]bool{
 		`{"name":"x","count":3,"tags":["a"],"nested":{"n":1},"m":{"a":1},"any":[1],"rec":{"name":"y"}}`: true,
 		`{"name":"x","Plain":"p","ptr":null}`: true,
-		`{"raw":{}}`:            false, // json.RawMessage unmarshals itself
-		`{"when":"2026-11-21"}`: false, // so does time.Time
-		`{"NAME":"x"}`:          false, // encoding/json matches it to Name, without regard to case
-		`{"count":2.5}`:         false, // encoding/json refuses it: let it say so
-		`{"quoted":{"n":"1"}}`:  false,
-		`{"bytes":"aGk="}`:      false,
+		`{"raw":{}}`:                          false, // json.RawMessage unmarshals itself
+		`{"when":"2026-11-21"}`:               false, // so does time.Time
+		`{"NAME":"x"}`:                        false, // encoding/json matches it to Name, without regard to case
+		`{"count":2.5}`:                       false, // encoding/json refuses it: let it say so
+		`{"quoted":{"n":"1"}}`:                false,
+		`{"bytes":"aGk="}`:                    false,
 	} {
 		v, err := jsonvalue.Decode([]byte(in))
 		if err != nil {

@@ -332,7 +332,7 @@ func (d *decoder) numberEnd() error {
 func (d *decoder) str() (string, error) {
 	s := d.s
 	start := d.i + 1
-	i := start
+	i := asciiSpan(s, start)
 	for i < len(s) {
 		c := s[i]
 		if c == '"' {

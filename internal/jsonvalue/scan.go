@@ -196,7 +196,7 @@ func (d *decoder) skipComposite(open byte) error {
 // skipStr moves d.i past the string at d.i, checking its escapes.
 func (d *decoder) skipStr() error {
 	s := d.s
-	i := d.i + 1
+	i := stringSpan(s, d.i+1)
 	for i < len(s) {
 		switch c := s[i]; {
 		case c == '"':

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
@@ -127,6 +128,20 @@ func BenchmarkStdlibValid(b *testing.B) {
 	for b.Loop() {
 		if !json.Valid(data) {
 			b.Fatal("invalid")
+		}
+	}
+}
+
+// TestLongStrings puts each byte that needs attention in a JSON string at
+// every position of a string long enough for the word-at-a-time scans.
+func TestLongStrings(t *testing.T) {
+	specials := []string{`"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "<", ">", "&", "é", "\xff", "\u2028", " ", "\x7f"}
+	for _, sp := range specials {
+		for pos := range 26 {
+			body := strings.Repeat("a", pos) + sp + strings.Repeat("b", 25-pos)
+			data := []byte(`["` + body + `",{"k` + body + `":"` + body + `"}]`)
+			agreeWithStdlib(t, data)
+			agreeScanWithStdlib(t, data)
 		}
 	}
 }

@@ -91,9 +91,12 @@ type request struct {
 	stateSubject string
 	appState     json.RawMessage
 
-	// resp is the response, once encoded into buf (from Server.results).
-	resp jsonrpc.Message
-	buf  *[]byte
+	// The result of a tools/call, and the response once encoded into buf
+	// (from Server.results): parts of the request, not allocations of
+	// their own.
+	toolResult CallToolResult
+	resp       jsonrpc.Message
+	buf        *[]byte
 }
 
 type requestKey struct{}

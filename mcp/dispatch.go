@@ -343,7 +343,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	if res == nil {
 		res = &tool.Result{}
 	}
-	return &CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}, nil
+	req.toolResult = CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}
+	return &req.toolResult, nil
 }
 
 func (s *Server) listResources(req *request) (any, error) {

@@ -9,12 +9,17 @@ import (
 
 // ReadBody reads an HTTP body holding one JSON-RPC message, refusing bodies
 // over limit bytes (limit <= 0 means DefaultMaxMessageSize) with a
-// *TooLargeError.
-func ReadBody(r io.Reader, limit int) ([]byte, error) {
+// *TooLargeError. size is the length the body declares (Content-Length),
+// or -1: a declared length lets the body be read into one buffer of the
+// right size.
+func ReadBody(r io.Reader, size int64, limit int) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
 	var b bytes.Buffer
+	if size > 0 && size <= int64(limit) {
+		b.Grow(int(size) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before it reads
+	}
 	n, err := b.ReadFrom(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)

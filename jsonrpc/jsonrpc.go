@@ -167,7 +167,14 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 //
 // The message is read in one pass and copied once: its params and result
 // are sub-slices of that copy, so data may be reused after Decode returns.
-func Decode(data []byte) (*Message, error) {
+func Decode(data []byte) (*Message, error) { return decode(data, true) }
+
+// DecodeOwned is Decode for a buffer the caller hands over, such as an
+// HTTP body read for this message alone: the message's params and result
+// are sub-slices of data itself, which must not change afterwards.
+func DecodeOwned(data []byte) (*Message, error) { return decode(data, false) }
+
+func decode(data []byte, clone bool) (*Message, error) {
 	i := jsonvalue.SkipSpace(data, 0)
 	if i < len(data) && data[i] != '{' {
 		end, err := jsonvalue.Skip(data, i)
@@ -183,7 +190,10 @@ func Decode(data []byte) (*Message, error) {
 		data = []byte("{}")
 		i = 0
 	}
-	buf := bytes.Clone(data[i:])
+	buf := data[i:]
+	if clone {
+		buf = bytes.Clone(buf)
+	}
 	// The spans of the members this package reads; the last of duplicate
 	// keys wins, as with encoding/json.
 	var jsonrpc, id, method, params, result, errObj []byte

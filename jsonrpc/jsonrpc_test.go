@@ -459,16 +459,18 @@ func TestLineWriterConcurrent(t *testing.T) {
 }
 
 func TestReadBody(t *testing.T) {
-	b, err := jsonrpc.ReadBody(strings.NewReader("12345"), 5)
-	if err != nil || string(b) != "12345" {
-		t.Errorf("ReadBody at the limit = %q, %v", b, err)
+	for _, size := range []int64{-1, 5, 3, 9} { // unknown, right, short, long
+		b, err := jsonrpc.ReadBody(strings.NewReader("12345"), size, 5)
+		if err != nil || string(b) != "12345" {
+			t.Errorf("ReadBody at the limit, declared size %d = %q, %v", size, b, err)
+		}
 	}
-	_, err = jsonrpc.ReadBody(strings.NewReader("123456"), 5)
+	_, err := jsonrpc.ReadBody(strings.NewReader("123456"), 6, 5)
 	var tl *jsonrpc.TooLargeError
 	if !errors.As(err, &tl) || tl.Limit != 5 || !errors.Is(err, jsonrpc.ErrTooLarge) {
 		t.Errorf("ReadBody over the limit: err = %v, want a *TooLargeError with Limit 5", err)
 	}
-	_, err = jsonrpc.ReadBody(io.MultiReader(strings.NewReader("ab"), errReader{}), 0)
+	_, err = jsonrpc.ReadBody(io.MultiReader(strings.NewReader("ab"), errReader{}), -1, 0)
 	if err == nil || !errors.Is(err, errBoom) {
 		t.Errorf("ReadBody of a failing reader: err = %v, want it to wrap the read error", err)
 	}

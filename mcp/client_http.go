@@ -214,11 +214,11 @@ func (c *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, h callHead
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		body, err := jsonrpc.ReadBody(resp.Body, c.limit)
+		body, err := jsonrpc.ReadBody(resp.Body, resp.ContentLength, c.limit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading the response from %s: %w", m.Method, c.url, transportError(rctx, c.url, err))
 		}
-		r, err := jsonrpc.Decode(body)
+		r, err := jsonrpc.DecodeOwned(body)
 		if err != nil || !r.IsResponse() {
 			return nil, fmt.Errorf("%s: the MCP server at %s sent something other than a JSON-RPC response: %s", m.Method, c.url, excerpt(body, mt))
 		}

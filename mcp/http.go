@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -157,12 +156,10 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 }
 
 func acceptsBoth(r *http.Request) (json, sse bool) {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
+	for rest := r.Header.Get("Accept"); rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		switch mediaType(part) {
 		case "application/json":
 			json = true
 		case "text/event-stream":
@@ -178,10 +175,19 @@ func acceptsBoth(r *http.Request) (json, sse bool) {
 	return json, sse
 }
 
+// mediaType returns the media type of a Content-Type or Accept entry,
+// lower-case, without parameters ("" when there is none).
+func mediaType(v string) string {
+	if i := strings.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	s := h.Server
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+		if mediaType(ct) != "application/json" {
 			writeJSONError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "unsupported Content-Type %q: send application/json", ct))
 			return
 		}
@@ -190,7 +196,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list both application/json and text/event-stream"))
 		return
 	}
-	body, err := jsonrpc.ReadBody(r.Body, s.MaxMessageSize)
+	body, err := jsonrpc.ReadBody(r.Body, r.ContentLength, s.MaxMessageSize)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, jsonrpc.ErrTooLarge) {
@@ -203,7 +209,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v; send one message per POST", jsonrpc.ErrBatch))
 		return
 	}
-	msg, err := jsonrpc.Decode(body)
+	msg, err := jsonrpc.DecodeOwned(body)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		errors.As(err, &rpcErr)

@@ -112,7 +112,7 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("session %q not found: open the event stream with GET first and POST to the endpoint it names", id), http.StatusNotFound)
 		return
 	}
-	body, err := jsonrpc.ReadBody(r.Body, h.Server.MaxMessageSize)
+	body, err := jsonrpc.ReadBody(r.Body, r.ContentLength, h.Server.MaxMessageSize)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, jsonrpc.ErrTooLarge) {
@@ -121,7 +121,7 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	msg, err := jsonrpc.Decode(body)
+	msg, err := jsonrpc.DecodeOwned(body)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		errors.As(err, &rpcErr)

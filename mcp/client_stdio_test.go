@@ -29,21 +29,12 @@ func TestMain(m *testing.M) {
 // notification ms milliseconds later.
 func serveTestStdio() {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "stdio-test", Version: "1"}}
-	sleep := textTool("sleep", func(ctx context.Context, args map[string]any) (string, error) {
-		us, _ := args["us"].(float64)
-		select {
-		case <-time.After(time.Duration(us) * time.Microsecond):
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-		return fmt.Sprint(args["tag"]), nil
-	})
 	later := textTool("notify_later", func(_ context.Context, args map[string]any) (string, error) {
 		ms, _ := args["ms"].(float64)
 		time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { srv.NotifyListChanged(mcp.NotificationToolsListChanged) })
 		return "ok", nil
 	})
-	if err := srv.AddTools(sleep, later); err != nil {
+	if err := srv.AddTools(sleepTool(), later); err != nil {
 		panic(err)
 	}
 	if err := srv.ServeStdio(context.Background()); err != nil {

@@ -495,6 +495,20 @@ func textTool(name string, fn func(ctx context.Context, args map[string]any) (st
 	}
 }
 
+// sleepTool answers {us, tag} with tag after us microseconds, or fails
+// when its context ends first.
+func sleepTool() tool.Tool {
+	return textTool("sleep", func(ctx context.Context, args map[string]any) (string, error) {
+		us, _ := args["us"].(float64)
+		select {
+		case <-time.After(time.Duration(us) * time.Microsecond):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return fmt.Sprint(args["tag"]), nil
+	})
+}
+
 func echoTool() tool.Tool {
 	return textTool("echo", func(_ context.Context, args map[string]any) (string, error) {
 		return fmt.Sprint(args["text"]), nil

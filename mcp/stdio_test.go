@@ -1,11 +1,9 @@
 package mcp_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/toolwire/toolwire/mcp"
 )
@@ -16,16 +14,7 @@ import (
 // must be answered exactly once with its own result, and a slow request
 // must not hold up the ones behind it.
 func TestStdioRelay(t *testing.T) {
-	sleep := textTool("sleep", func(ctx context.Context, args map[string]any) (string, error) {
-		us, _ := args["us"].(float64)
-		select {
-		case <-time.After(time.Duration(us) * time.Microsecond):
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-		return fmt.Sprint(args["tag"]), nil
-	})
-	c := startStdio(t, newServer(t, sleep))
+	c := startStdio(t, newServer(t, sleepTool()))
 	c.initialize(nil)
 
 	durations := []int{0, 0, 300, 900, 1100, 2500, 0, 5000, 50, 1000}

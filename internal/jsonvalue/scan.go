@@ -53,50 +53,10 @@ func Object(data []byte, i int, member func(key string, start, end int)) (int, e
 	if d.s[d.i] != '{' {
 		return 0, d.invalid(d.i, "looking for beginning of object")
 	}
-	d.i++
-	d.skipSpace()
-	if d.i < len(d.s) && d.s[d.i] == '}' {
-		return d.i + 1, nil
+	if err := d.walk(member); err != nil {
+		return 0, err
 	}
-	for {
-		if d.i >= len(d.s) {
-			return 0, d.unexpectedEnd()
-		}
-		if d.s[d.i] != '"' {
-			return 0, d.invalid(d.i, "looking for beginning of object key string")
-		}
-		key, err := d.str()
-		if err != nil {
-			return 0, err
-		}
-		d.skipSpace()
-		if d.i >= len(d.s) {
-			return 0, d.unexpectedEnd()
-		}
-		if d.s[d.i] != ':' {
-			return 0, d.invalid(d.i, "after object key")
-		}
-		d.i++
-		d.skipSpace()
-		start := d.i
-		if err := d.skip(); err != nil {
-			return 0, err
-		}
-		member(key, start, d.i)
-		d.skipSpace()
-		if d.i >= len(d.s) {
-			return 0, d.unexpectedEnd()
-		}
-		c := d.s[d.i]
-		d.i++
-		if c == '}' {
-			return d.i, nil
-		}
-		if c != ',' {
-			return 0, d.invalid(d.i-1, "after object key:value pair")
-		}
-		d.skipSpace()
-	}
+	return d.i, nil
 }
 
 // String decodes the JSON string that is all of data (as Skip found it),
@@ -130,13 +90,16 @@ func (d *decoder) skip() error {
 	case c == 'n':
 		return d.literal("null")
 	case c == '{' || c == '[':
-		return d.skipComposite(c)
+		return d.walk(nil)
 	}
 	return d.invalid(d.i, "looking for beginning of value")
 }
 
-// skipComposite moves d.i past the object or array at d.i.
-func (d *decoder) skipComposite(open byte) error {
+// walk moves d.i past the object or array at d.i, checking its syntax,
+// and calls visit, unless nil, with each member's key (unescaped; "" in
+// an array) and the span of its value.
+func (d *decoder) walk(visit func(key string, start, end int)) error {
+	open := d.s[d.i]
 	d.depth++
 	if d.depth > maxDepth {
 		return d.invalid(d.i, "exceeded max depth")
@@ -153,6 +116,7 @@ func (d *decoder) skipComposite(open byte) error {
 		return nil
 	}
 	for {
+		var key string
 		if open == '{' {
 			if d.i >= len(d.s) {
 				return d.unexpectedEnd()
@@ -160,7 +124,13 @@ func (d *decoder) skipComposite(open byte) error {
 			if d.s[d.i] != '"' {
 				return d.invalid(d.i, "looking for beginning of object key string")
 			}
-			if err := d.skipStr(); err != nil {
+			var err error
+			if visit != nil {
+				key, err = d.str()
+			} else {
+				err = d.skipStr()
+			}
+			if err != nil {
 				return err
 			}
 			d.skipSpace()
@@ -173,8 +143,12 @@ func (d *decoder) skipComposite(open byte) error {
 			d.i++
 			d.skipSpace()
 		}
+		start := d.i
 		if err := d.skip(); err != nil {
 			return err
+		}
+		if visit != nil {
+			visit(key, start, d.i)
 		}
 		d.skipSpace()
 		if d.i >= len(d.s) {
@@ -250,29 +224,8 @@ func Array(data []byte, i int, elem func(start, end int)) (int, error) {
 	if d.s[d.i] != '[' {
 		return 0, d.invalid(d.i, "looking for beginning of array")
 	}
-	d.i++
-	d.skipSpace()
-	if d.i < len(d.s) && d.s[d.i] == ']' {
-		return d.i + 1, nil
+	if err := d.walk(func(_ string, start, end int) { elem(start, end) }); err != nil {
+		return 0, err
 	}
-	for {
-		start := d.i
-		if err := d.skip(); err != nil {
-			return 0, err
-		}
-		elem(start, d.i)
-		d.skipSpace()
-		if d.i >= len(d.s) {
-			return 0, d.unexpectedEnd()
-		}
-		c := d.s[d.i]
-		d.i++
-		if c == ']' {
-			return d.i, nil
-		}
-		if c != ',' {
-			return 0, d.invalid(d.i-1, "after array element")
-		}
-		d.skipSpace()
-	}
+	return d.i, nil
 }

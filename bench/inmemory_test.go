@@ -76,18 +76,7 @@ func gosdkConnect(newTransports func() (server, client gosdk.Transport, closeT f
 		}
 		params := &gosdk.CallToolParams{Name: "add", Arguments: addArgs}
 		call := func() (string, error) {
-			res, err := cs.CallTool(ctx, params)
-			if err != nil {
-				return "", err
-			}
-			if res.IsError || len(res.Content) != 1 {
-				return "", fmt.Errorf("bad result %+v", res)
-			}
-			tc, ok := res.Content[0].(*gosdk.TextContent)
-			if !ok {
-				return "", fmt.Errorf("bad content %T", res.Content[0])
-			}
-			return tc.Text, nil
+			return gosdkText(cs.CallTool(ctx, params))
 		}
 		closeAll := func() {
 			cs.Close()
@@ -103,19 +92,38 @@ func mcpgoCall(ctx context.Context, c *mcpgoclient.Client) func() (string, error
 	req.Params.Name = "add"
 	req.Params.Arguments = addArgs
 	return func() (string, error) {
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			return "", err
-		}
-		if res.IsError || len(res.Content) != 1 {
-			return "", fmt.Errorf("bad result %+v", res)
-		}
-		tc, ok := res.Content[0].(mcpgo.TextContent)
-		if !ok {
-			return "", fmt.Errorf("bad content %T", res.Content[0])
-		}
-		return tc.Text, nil
+		return mcpgoText(c.CallTool(ctx, req))
 	}
+}
+
+// gosdkText returns the text of a go-sdk tool result of one text block.
+func gosdkText(res *gosdk.CallToolResult, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("bad result %+v", res)
+	}
+	tc, ok := res.Content[0].(*gosdk.TextContent)
+	if !ok {
+		return "", fmt.Errorf("bad content %T", res.Content[0])
+	}
+	return tc.Text, nil
+}
+
+// mcpgoText returns the text of an mcp-go tool result of one text block.
+func mcpgoText(res *mcpgo.CallToolResult, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("bad result %+v", res)
+	}
+	tc, ok := res.Content[0].(mcpgo.TextContent)
+	if !ok {
+		return "", fmt.Errorf("bad content %T", res.Content[0])
+	}
+	return tc.Text, nil
 }
 
 func mcpgoInitialize(ctx context.Context, c *mcpgoclient.Client) error {

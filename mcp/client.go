@@ -104,6 +104,11 @@ type ClientSession struct {
 	toolsExpire time.Time
 	closed      bool
 
+	// The _meta of modern requests, and its JSON.
+	metaOnce sync.Once
+	meta     *RequestMeta
+	metaJSON []byte
+
 	// reinit serializes re-initializations of an expired legacy session;
 	// epoch counts them.
 	reinit sync.Mutex
@@ -300,17 +305,10 @@ func (s *ClientSession) Call(ctx context.Context, method string, params paramsCa
 	}
 	p := params.params()
 	if s.modern {
-		c := s.client
-		caps := c.Capabilities()
-		info := c.Info
 		if p.Meta == nil {
-			p.Meta = &RequestMeta{}
-		}
-		p.Meta.ProtocolVersion = s.version
-		p.Meta.ClientCapabilities = &caps
-		p.Meta.ClientInfo = &info
-		if c.LogLevel != "" {
-			p.Meta.LogLevel = c.LogLevel
+			p.Meta = s.standardMeta() // shared: not to be modified
+		} else {
+			s.fillMeta(p.Meta)
 		}
 	}
 	h := s.headers(method, params)
@@ -333,6 +331,13 @@ func (s *ClientSession) Call(ctx context.Context, method string, params paramsCa
 		if !s.modern {
 			return decodeResult(method, raw, result)
 		}
+		if r, ok := result.(*CallToolResult); ok {
+			// Read as the result it most likely is, in one pass.
+			if err := decodeResult(method, raw, r); err != nil || r.ResultType != ResultInputRequired {
+				return err
+			}
+			*r = CallToolResult{}
+		}
 		var kind struct {
 			ResultType    string                  `json:"resultType"`
 			InputRequests map[string]InputRequest `json:"inputRequests"`
@@ -353,6 +358,36 @@ func (s *ClientSession) Call(ctx context.Context, method string, params paramsCa
 		}
 		p.InputResponses, p.RequestState = answers, kind.RequestState
 	}
+}
+
+// fillMeta puts in m what a modern request's _meta carries about the
+// session.
+func (s *ClientSession) fillMeta(m *RequestMeta) {
+	c := s.client
+	caps := c.Capabilities()
+	info := c.Info
+	m.ProtocolVersion = s.version
+	m.ClientCapabilities = &caps
+	m.ClientInfo = &info
+	if c.LogLevel != "" {
+		m.LogLevel = c.LogLevel
+	}
+}
+
+// standardMeta returns the _meta of a modern request that brings nothing
+// of its own, made once with its JSON: it is the same for every request.
+func (s *ClientSession) standardMeta() *RequestMeta {
+	s.metaOnce.Do(func() {
+		m := &RequestMeta{}
+		s.fillMeta(m)
+		b, err := jsonrpc.Marshal(m)
+		if err == nil {
+			s.meta, s.metaJSON = m, b
+		} else {
+			s.meta = m // encoded with each request instead
+		}
+	})
+	return s.meta
 }
 
 // reinitialize opens a new legacy session after the server ended the one
@@ -389,7 +424,7 @@ func decodeResult(method string, raw json.RawMessage, result any) error {
 
 func (s *ClientSession) roundTrip(ctx context.Context, method string, params any, h callHeaders) (json.RawMessage, error) {
 	id := jsonrpc.Int64ID(s.nextID.Add(1))
-	p, err := marshalParams(params)
+	p, err := marshalParams(params, s.meta, s.metaJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s params: %w", method, err)
 	}

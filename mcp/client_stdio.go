@@ -87,10 +87,15 @@ type stdioConn struct {
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Message
 	reader  *readTurn // who reads stdout now; nil for nobody
-	idle    *time.Timer
-	closing bool
-	exitErr error // why the connection ended
-	done    chan struct{}
+	// The idle timer is not re-armed by every call (a timer reset can
+	// cost a syscall): it stays armed while calls come, and when it fires
+	// within idleReadDelay of the last release it waits out the rest.
+	idle        *time.Timer
+	idleArmed   bool
+	lastRelease time.Time
+	closing     bool
+	exitErr     error // why the connection ended
+	done        chan struct{}
 }
 
 // readTurn is one goroutine's turn at reading stdout.
@@ -132,6 +137,7 @@ func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientC
 		c.deadline = f.SetReadDeadline
 	}
 	c.idle = time.AfterFunc(idleReadDelay, c.readIdle)
+	c.idleArmed = true
 	return c, nil
 }
 
@@ -141,7 +147,6 @@ func (c *stdioConn) take(t *readTurn) bool {
 		return false
 	}
 	c.reader = t
-	c.idle.Stop()
 	return true
 }
 
@@ -167,13 +172,28 @@ func (c *stdioConn) release(t *readTurn) {
 		go c.readBackground(bg)
 		return
 	}
-	c.idle.Reset(idleReadDelay)
+	c.lastRelease = time.Now()
+	if !c.idleArmed {
+		c.idleArmed = true
+		c.idle.Reset(idleReadDelay)
+	}
 }
 
 // readIdle reads what the server sends between calls.
 func (c *stdioConn) readIdle() {
 	bg := &readTurn{background: true}
 	c.mu.Lock()
+	c.idleArmed = false
+	if c.reader != nil || c.pending == nil {
+		c.mu.Unlock()
+		return // the reader re-arms the timer when it is done
+	}
+	if quiet := time.Since(c.lastRelease); quiet < idleReadDelay {
+		c.idleArmed = true
+		c.idle.Reset(idleReadDelay - quiet)
+		c.mu.Unlock()
+		return
+	}
 	ok := c.take(bg)
 	c.mu.Unlock()
 	if ok {

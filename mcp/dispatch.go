@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -94,27 +95,29 @@ func (p *CallToolParams) decode(req *request) error {
 		if req.params[0] != '{' {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 		}
-		if err := p.readParams(req.params); err != nil {
+		if err := p.readParams(req.params, &req.conn.srv.metas); err != nil {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 		}
 	}
 	return req.resolve(&p.Params, false)
 }
 
-// readParams reads tools/call params: name and arguments here, the
-// members every request may carry through encoding/json, and only when
-// present.
-func (p *CallToolParams) readParams(data []byte) error {
-	var name []byte
-	common := false
+// readParams reads tools/call params: name, arguments and _meta here
+// (_meta through metas), the members of multi round-trip retries through
+// encoding/json, and only when present.
+func (p *CallToolParams) readParams(data []byte, metas *metaCache) error {
+	var name, meta []byte
+	retry := false
 	_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
 		switch key {
 		case "name":
 			name = data[start:end]
 		case "arguments":
 			p.Arguments = data[start:end:end]
-		case "_meta", "inputResponses", "requestState":
-			common = true
+		case "_meta":
+			meta = data[start:end]
+		case "inputResponses", "requestState":
+			retry = true
 		}
 	})
 	if err != nil {
@@ -128,13 +131,55 @@ func (p *CallToolParams) readParams(data []byte) error {
 			return err
 		}
 	}
-	if common {
+	if retry {
 		var c Params // decoded apart, so that p itself stays off the heap
 		err := json.Unmarshal(data, &c)
 		p.Params = c
 		return err
 	}
-	return nil
+	if meta != nil && string(meta) != "null" {
+		p.Meta, err = metas.get(meta)
+	}
+	return err
+}
+
+// metaCache keeps the request _meta objects a server has decoded, by their
+// JSON: a modern client sends the same _meta (protocol version,
+// capabilities, client info) with every request. The decoded values are
+// shared: read them, never modify them.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[string]*RequestMeta
+}
+
+// maxCachedMetas bounds a metaCache; when full it starts over.
+const maxCachedMetas = 64
+
+func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
+	c.mu.Lock()
+	m := c.m[string(raw)]
+	c.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m = new(RequestMeta)
+	if err := json.Unmarshal(raw, m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Field = "_meta." + te.Field
+		}
+		return nil, err
+	}
+	if m.ProgressToken != nil {
+		return m, nil // one request's own
+	}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedMetas || c.m == nil {
+		c.m = map[string]*RequestMeta{}
+	}
+	c.m[string(raw)] = m
+	c.mu.Unlock()
+	return m, nil
 }
 
 // jsonKindOf names the type of the JSON value that starts with c, as

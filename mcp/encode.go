@@ -86,10 +86,18 @@ func appendContent(dst []byte, c tool.Content) ([]byte, error) {
 }
 
 // marshalParams encodes a request's params: tools/call params directly,
-// the rest with encoding/json.
-func marshalParams(params any) (json.RawMessage, error) {
-	if p, ok := params.(*CallToolParams); ok && p.Meta == nil && p.InputResponses == nil && p.RequestState == "" {
-		return appendCallToolParams(nil, p)
+// the rest with encoding/json. A _meta that is meta is written as
+// metaJSON, its encoding.
+func marshalParams(params any, meta *RequestMeta, metaJSON []byte) (json.RawMessage, error) {
+	if p, ok := params.(*CallToolParams); ok && p.InputResponses == nil && p.RequestState == "" {
+		switch {
+		case p.Meta == nil:
+			return appendCallToolParams(nil, p)
+		case p.Meta == meta && metaJSON != nil:
+			dst := make([]byte, 0, 32+len(metaJSON)+len(p.Name)+len(p.Arguments))
+			dst = append(append(append(dst, `{"_meta":`...), metaJSON...), ',')
+			return appendCallToolParams(dst, p)
+		}
 	}
 	if params == nil {
 		return nil, nil
@@ -102,7 +110,10 @@ func marshalParams(params any) (json.RawMessage, error) {
 // Arguments spread over several lines are compacted, so that the request
 // stays one line on stdio.
 func appendCallToolParams(dst []byte, p *CallToolParams) ([]byte, error) {
-	dst = append(dst, `{"name":`...)
+	if len(dst) == 0 {
+		dst = append(dst, '{')
+	}
+	dst = append(dst, `"name":`...)
 	dst = jsonvalue.AppendString(dst, p.Name)
 	if len(p.Arguments) == 0 {
 		return append(dst, '}'), nil

@@ -116,3 +116,31 @@ func TestAppendCallToolParams(t *testing.T) {
 		t.Error("invalid arguments encoded without error")
 	}
 }
+
+// TestMarshalParamsWithMeta shows that tools/call params carrying the
+// session's standard _meta are written as encoding/json writes them.
+func TestMarshalParamsWithMeta(t *testing.T) {
+	meta := &RequestMeta{ProtocolVersion: Version20260728, ClientCapabilities: &ClientCapabilities{}, ClientInfo: &Implementation{Name: "c<&>", Version: "1"}}
+	metaJSON, err := jsonrpc.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*CallToolParams{
+		{Params: Params{Meta: meta}, Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)},
+		{Params: Params{Meta: meta}, Name: "none"},
+		{Params: Params{Meta: &RequestMeta{ProtocolVersion: "x"}}, Name: "other meta"},
+		{Params: Params{Meta: meta, RequestState: "s"}, Name: "retry"},
+	} {
+		want, err := jsonrpc.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalParams(p, meta, metaJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("marshalParams(%s):\n got %s\nwant %s", p.Name, got, want)
+		}
+	}
+}

@@ -85,6 +85,7 @@ type Server struct {
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into
+	metas     metaCache
 	mu        sync.RWMutex
 	tools     tool.Registry
 	resources map[string]*resourceEntry

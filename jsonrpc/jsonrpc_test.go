@@ -546,3 +546,33 @@ func TestLineReaderResumes(t *testing.T) {
 		t.Errorf("lines %q, want %q", got, want)
 	}
 }
+
+// TestLineReaderDecode reads a large message and then a small one: each
+// keeps its own params, whether it was decoded in place or copied.
+func TestLineReaderDecode(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"` + strings.Repeat("x", 100<<10) + `"}}`
+	small := `{"jsonrpc":"2.0","id":2,"method":"m","params":{"t":"y"}}`
+	lr := jsonrpc.NewLineReader(strings.NewReader(big+"\n"+small+"\n"+big+"\n"), 0)
+	var msgs []*jsonrpc.Message
+	for range 3 {
+		line, err := lr.ReadLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := lr.Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	want := []string{big, small, big}
+	for i, m := range msgs {
+		var w struct{ Params json.RawMessage }
+		if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Params) != string(w.Params) {
+			t.Errorf("message %d: params changed after later reads (%d bytes, want %d)", i, len(m.Params), len(w.Params))
+		}
+	}
+}

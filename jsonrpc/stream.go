@@ -41,6 +41,8 @@ type LineReader struct {
 	buf   []byte
 	// The line in progress when a read failed.
 	midLine, tooLarge bool
+	// hint is the size of the last buffer handed over by release.
+	hint int
 }
 
 // NewLineReader returns a reader of lines from r; limit <= 0 means
@@ -63,6 +65,11 @@ func (lr *LineReader) ReadLine() ([]byte, error) {
 		lr.midLine = false
 		for {
 			chunk, err := lr.r.ReadSlice('\n')
+			if cap(lr.buf) == 0 && err == bufio.ErrBufferFull && lr.hint > 0 {
+				// A large line again, after the last one was handed
+				// over: make room for one as large at once.
+				lr.buf = make([]byte, 0, lr.hint)
+			}
 			if !lr.tooLarge {
 				if len(lr.buf)+len(chunk) > lr.limit+2 { // +2 for a "\r\n" ending
 					lr.tooLarge = true
@@ -105,6 +112,31 @@ func (lr *LineReader) ReadLine() ([]byte, error) {
 		return line, nil
 	}
 }
+
+// release hands the buffer of the line ReadLine last returned over to the
+// caller: the next line is read into a new buffer.
+func (lr *LineReader) release() {
+	if !lr.midLine {
+		lr.hint = min(cap(lr.buf), lr.limit+2)
+		lr.buf = nil
+	}
+}
+
+// Decode decodes the line ReadLine last returned. A line of ownLimit bytes
+// or more is decoded in place (DecodeOwned), sparing a copy of a large
+// message, and the reader reads on into a new buffer; a shorter one is
+// copied (Decode), so that the reader's buffer serves again.
+func (lr *LineReader) Decode(line []byte) (*Message, error) {
+	if len(line) >= ownLimit {
+		lr.release()
+		return DecodeOwned(line)
+	}
+	return Decode(line)
+}
+
+// ownLimit is the size from which a line is decoded in place rather than
+// copied.
+const ownLimit = 64 << 10
 
 // LineWriter writes messages as newline-delimited JSON. It is safe for
 // concurrent use: each message is written whole.

@@ -234,7 +234,7 @@ func (c *stdioConn) readOne() bool {
 			c.end()
 			return false
 		}
-		m, derr := jsonrpc.Decode(line)
+		m, derr := c.lr.Decode(line)
 		if derr != nil {
 			// A server that prints something else on stdout breaks the
 			// protocol; say so, and go on reading.

@@ -28,6 +28,7 @@ func (l lineSender) finish(m *jsonrpc.Message) error {
 // returns when stdin ends (after finishing the requests in flight) or ctx
 // is cancelled. Log to stderr, never stdout.
 func (s *Server) ServeStdio(ctx context.Context) error {
+	growPipes(os.Stdin, os.Stdout)
 	return s.ServeStream(ctx, os.Stdin, os.Stdout)
 }
 
@@ -115,9 +116,8 @@ func (r *reader) loop() {
 			r.readErr <- err
 			return
 		}
-		// Decode copies what it keeps, so the line's buffer may be reused
-		// by the next read from here on.
-		msg, derr := jsonrpc.Decode(line)
+		// The message owns what it keeps of the line from here on.
+		msg, derr := r.lr.Decode(line)
 		if derr != nil {
 			var rpcErr *jsonrpc.Error
 			errors.As(derr, &rpcErr)

@@ -136,8 +136,10 @@ func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientC
 	if f, ok := stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
 		c.deadline = f.SetReadDeadline
 	}
+	c.mu.Lock() // readIdle may run before connect returns
 	c.idle = time.AfterFunc(idleReadDelay, c.readIdle)
 	c.idleArmed = true
+	c.mu.Unlock()
 	return c, nil
 }
 

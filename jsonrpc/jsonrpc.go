@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
@@ -327,6 +328,14 @@ func valueKind(c byte) string {
 
 // Append appends the JSON encoding of m to buf.
 func (m *Message) Append(buf []byte) []byte {
+	buf, raw := m.appendHead(buf)
+	buf = append(buf, raw...)
+	return append(buf, '}')
+}
+
+// appendHead appends the encoding of m up to its params or result, which
+// it returns (raw, written as is, then a closing brace, end the message).
+func (m *Message) appendHead(buf []byte) (head, raw []byte) {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	if !m.ID.IsZero() {
 		buf = append(buf, `,"id":`...)
@@ -334,14 +343,15 @@ func (m *Message) Append(buf []byte) []byte {
 	} else if m.Method == "" {
 		buf = append(buf, `,"id":null`...)
 	}
-	if m.Method != "" {
+	switch {
+	case m.Method != "":
 		buf = append(buf, `,"method":`...)
 		buf = appendString(buf, m.Method)
 		if len(m.Params) > 0 {
 			buf = append(buf, `,"params":`...)
-			buf = append(buf, m.Params...)
+			raw = m.Params
 		}
-	} else if m.Error != nil {
+	case m.Error != nil:
 		buf = append(buf, `,"error":{"code":`...)
 		buf = strconv.AppendInt(buf, int64(m.Error.Code), 10)
 		buf = append(buf, `,"message":`...)
@@ -351,15 +361,41 @@ func (m *Message) Append(buf []byte) []byte {
 			buf = append(buf, m.Error.Data...)
 		}
 		buf = append(buf, '}')
-	} else {
+	default:
 		buf = append(buf, `,"result":`...)
-		if len(m.Result) == 0 {
-			buf = append(buf, "{}"...)
-		} else {
-			buf = append(buf, m.Result...)
+		raw = m.Result
+		if len(raw) == 0 {
+			raw = []byte("{}")
 		}
 	}
-	return append(buf, '}')
+	return buf, raw
+}
+
+// Len returns the length of m's JSON encoding.
+func (m *Message) Len() int {
+	var small [256]byte
+	head, raw := m.appendHead(small[:0])
+	return len(head) + len(raw) + 1
+}
+
+// WriteTo writes the JSON encoding of m to w, as Append encodes it, without
+// first copying its params or result into a buffer of the whole message:
+// a large one goes to w as it is. It implements io.WriterTo.
+func (m *Message) WriteTo(w io.Writer) (int64, error) {
+	head, raw := m.appendHead(make([]byte, 0, 256))
+	if len(raw) < 4<<10 {
+		n, err := w.Write(append(append(head, raw...), '}'))
+		return int64(n), err
+	}
+	var total int64
+	for _, part := range [][]byte{head, raw, {'}'}} {
+		n, err := w.Write(part)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -576,3 +576,25 @@ func TestLineReaderDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTo shows that WriteTo writes what Append appends, and Len
+// counts it, for every kind of message, small and large.
+func TestWriteTo(t *testing.T) {
+	large := json.RawMessage(`{"t":"` + strings.Repeat("x", 10<<10) + `"}`)
+	for _, m := range []*jsonrpc.Message{
+		{ID: jsonrpc.Int64ID(1), Method: "m"},
+		{ID: jsonrpc.StringID("a"), Method: "m", Params: large},
+		{Method: "n", Params: json.RawMessage(`[1]`)},
+		{ID: jsonrpc.Int64ID(2), Result: large},
+		{ID: jsonrpc.Int64ID(3)},
+		{ID: jsonrpc.Int64ID(4), Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "boom").WithData(map[string]int{"n": 1})},
+		{Error: jsonrpc.NewError(jsonrpc.CodeParseError, "parse error")},
+	} {
+		want := m.Append(nil)
+		var b bytes.Buffer
+		n, err := m.WriteTo(&b)
+		if err != nil || n != int64(len(want)) || b.String() != string(want) || m.Len() != len(want) {
+			t.Errorf("WriteTo wrote %d bytes (%v), Len %d; Append %d bytes:\n got %.80s\nwant %.80s", n, err, m.Len(), len(want), b.String(), want)
+		}
+	}
+}

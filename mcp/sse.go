@@ -313,9 +313,11 @@ func (p *postSender) finish(m *jsonrpc.Message) error {
 	if p.modern && m.Error != nil {
 		status = modernErrorStatus(m.Error.Code)
 	}
-	p.w.Header().Set("Content-Type", "application/json")
+	h := p.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(m.Len()))
 	p.w.WriteHeader(status)
-	_, err := p.w.Write(m.Append(nil))
+	_, err := m.WriteTo(p.w)
 	return err
 }
 

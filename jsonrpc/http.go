@@ -10,16 +10,22 @@ import (
 // ReadBody reads an HTTP body holding one JSON-RPC message, refusing bodies
 // over limit bytes (limit <= 0 means DefaultMaxMessageSize) with a
 // *TooLargeError. size is the length the body declares (Content-Length),
-// or -1: a declared length lets the body be read into one buffer of the
-// right size.
+// or -1: a body of a declared length is read into one buffer of that size,
+// and only that much of it is read.
 func ReadBody(r io.Reader, size int64, limit int) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	var b bytes.Buffer
-	if size > 0 && size <= int64(limit) {
-		b.Grow(int(size) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before it reads
+	if size >= 0 && size <= int64(limit) {
+		// One buffer of the right size; a body that ends early fails, and
+		// one longer than it said is cut by net/http itself.
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, fmt.Errorf("reading body: %w", err)
+		}
+		return buf, nil
 	}
+	var b bytes.Buffer
 	n, err := b.ReadFrom(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)

@@ -459,11 +459,17 @@ func TestLineWriterConcurrent(t *testing.T) {
 }
 
 func TestReadBody(t *testing.T) {
-	for _, size := range []int64{-1, 5, 3, 9} { // unknown, right, short, long
+	for _, size := range []int64{-1, 5, 9} { // unknown, right, over the limit
 		b, err := jsonrpc.ReadBody(strings.NewReader("12345"), size, 5)
 		if err != nil || string(b) != "12345" {
 			t.Errorf("ReadBody at the limit, declared size %d = %q, %v", size, b, err)
 		}
+	}
+	if b, err := jsonrpc.ReadBody(strings.NewReader("12345"), 3, 5); err != nil || string(b) != "123" {
+		t.Errorf("ReadBody with a declared size of 3 = %q, %v; want the first 3 bytes", b, err)
+	}
+	if _, err := jsonrpc.ReadBody(strings.NewReader("12"), 3, 5); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("ReadBody of a body shorter than declared: err = %v, want io.ErrUnexpectedEOF", err)
 	}
 	_, err := jsonrpc.ReadBody(strings.NewReader("123456"), 6, 5)
 	var tl *jsonrpc.TooLargeError

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -322,11 +323,12 @@ func decorate(res any, s *Server, ttl time.Duration) {
 		if b.ResultType == "" {
 			b.ResultType = ResultComplete
 		}
-		if b.Meta == nil {
-			b.Meta = map[string]any{}
-		}
 		if _, ok := b.Meta[MetaServerInfo]; !ok {
-			b.Meta[MetaServerInfo] = s.Info
+			// A copy: the map may be a handler's, shared by its results.
+			m := make(map[string]any, len(b.Meta)+1)
+			maps.Copy(m, b.Meta)
+			m[MetaServerInfo] = s.Info
+			b.Meta = m
 		}
 	}
 	if r, ok := res.(cacheable); ok {

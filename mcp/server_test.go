@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -679,5 +681,51 @@ func TestLegacyHTTPSession(t *testing.T) {
 	r = c.post(context.Background(), rpc(3, mcp.MethodToolsList, nil), h)
 	if r.status != http.StatusNotFound {
 		t.Errorf("unknown session: HTTP %d, want 404", r.status)
+	}
+}
+
+// TestSharedResultMeta calls, concurrently and in the modern era, a tool
+// that returns the same result every time: each response carries the
+// server's identity in _meta, and the tool's own map is left as it was
+// (under -race, writing to it would be a data race).
+func TestSharedResultMeta(t *testing.T) {
+	shared := &tool.Result{Content: []tool.Content{tool.TextContent("x")}, Meta: map[string]any{"k": "v"}}
+	srv := newServer(t, tool.Func{
+		Def: tool.Info{Name: "shared", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Fn:  func(context.Context, json.RawMessage) (*tool.Result, error) { return shared, nil },
+	})
+	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := (&mcp.Client{Info: mcp.Implementation{Name: "c", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ProtocolVersion() != mcp.Version20260728 {
+		t.Fatalf("protocol %s, want the modern one", s.ProtocolVersion())
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				res, err := s.CallTool(ctx, "shared", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res.Meta["k"] != "v" || res.Meta[mcp.MetaServerInfo] == nil {
+					t.Errorf("_meta %v, want k and %s", res.Meta, mcp.MetaServerInfo)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(shared.Meta) != 1 {
+		t.Errorf("the tool's own _meta became %v", shared.Meta)
 	}
 }

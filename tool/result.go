@@ -16,7 +16,17 @@ type Result struct {
 }
 
 // Text returns a result holding one text block.
-func Text(s string) *Result { return &Result{Content: []Content{TextContent(s)}} }
+func Text(s string) *Result {
+	// One allocation for the result and its block: the most common
+	// result of all.
+	r := &struct {
+		Result
+		block [1]Content
+	}{}
+	r.block[0] = TextContent(s)
+	r.Content = r.block[:]
+	return &r.Result
+}
 
 // Errorf returns an error result whose text is the formatted message.
 func Errorf(format string, args ...any) *Result {

@@ -104,6 +104,9 @@ func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*R
 	if err != nil {
 		return nil, err
 	}
+	if s, ok := any(out).(string); ok { // without boxing out, unlike toResult
+		return Text(s), nil
+	}
 	return toResult(out)
 }
 

@@ -549,3 +549,44 @@ func TestCancelledRequestHTTP(t *testing.T) {
 	hang.unblock()
 	eventually(t, "the handler returns", func() bool { n, _ := hang.state(); return n == 0 })
 }
+
+// TestRequestTimeoutsStaggered sends two requests that never finish, 60 ms
+// apart, and a quick one between them, on one connection with a 150 ms
+// timeout: each hung request gets its timeout error about 150 ms after it
+// was sent (the connection's one timer is re-armed for the second), and
+// the quick one its result.
+func TestRequestTimeoutsStaggered(t *testing.T) {
+	hang := newBlockingTool("hang")
+	srv := newServer(t, hang, echoTool())
+	srv.RequestTimeout = 150 * time.Millisecond
+	c := startStdio(t, srv)
+	t.Cleanup(hang.unblock)
+
+	start := time.Now()
+	first := c.request(mcp.MethodToolsCall, modern(map[string]any{"name": "hang"}))
+	time.Sleep(60 * time.Millisecond)
+	second := c.request(mcp.MethodToolsCall, modern(map[string]any{"name": "hang"}))
+	quick := c.request(mcp.MethodToolsCall, modern(map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}))
+	got := map[string]time.Duration{}
+	for len(got) < 3 {
+		m := c.next()
+		if !m.isResponse() {
+			continue
+		}
+		got[string(m.ID)] = time.Since(start)
+		switch {
+		case m.hasID(quick):
+			if text, isErr := toolText(t, m); isErr || text != "hi" {
+				t.Errorf("quick call: %q (error %v)", text, isErr)
+			}
+		case m.hasID(first), m.hasID(second):
+			expectError(t, m, string(m.ID), jsonrpc.CodeInternalError, "request tools/call timed out after 150ms")
+		}
+	}
+	if d := got[first]; d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("first timeout after %v, want about 150ms", d)
+	}
+	if d := got[second]; d < 210*time.Millisecond || d > 2*time.Second {
+		t.Errorf("second timeout after %v, want about 210ms (150ms after it was sent)", d)
+	}
+}

@@ -43,10 +43,14 @@ type conn struct {
 	logLevel    LoggingLevel
 	subs        map[string]bool
 	inflight    map[string]*request
-	pending     map[string]chan *jsonrpc.Message
-	listeners   map[*listener]struct{}
-	nextID      atomic.Int64
-	wg          sync.WaitGroup // requests served on their own goroutine
+	// One timer per connection enforces Server.RequestTimeout: armed for
+	// the earliest deadline among the requests in flight.
+	timeouts   *time.Timer
+	timeoutsOn bool
+	pending    map[string]chan *jsonrpc.Message
+	listeners  map[*listener]struct{}
+	nextID     atomic.Int64
+	wg         sync.WaitGroup // requests served on their own goroutine
 }
 
 func newConn(s *Server, out sender) *conn {
@@ -81,6 +85,10 @@ type request struct {
 	clientInfo    *Implementation
 	logLevel      LoggingLevel // "" sends no log messages
 	progressToken json.RawMessage
+
+	// deadline is when Server.RequestTimeout ends the request (zero for
+	// subscriptions/listen, and once ended); guarded by conn.mu.
+	deadline time.Time
 
 	// Multi round-trip state.
 	mu        sync.Mutex
@@ -124,8 +132,6 @@ func (r *request) end(cause error) {
 		r.reply(nil) // a cancelled request gets no response
 	}
 }
-
-func (r *request) timeout() { r.end(errTimeout) }
 
 func requestFrom(ctx context.Context) *request {
 	r, _ := ctx.Value(requestKey{}).(*request)
@@ -219,16 +225,16 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 
 	req.Context, req.cancel = context.WithCancelCause(ctx)
 	defer req.cancel(nil)
-	if m.Method != MethodSubscriptionsListen {
-		t := time.AfterFunc(c.srv.requestTimeout(), req.timeout)
-		defer t.Stop()
-	}
 	key := m.ID.String()
 	c.mu.Lock()
 	if c.inflight == nil {
 		c.inflight = map[string]*request{}
 	}
 	c.inflight[key] = req
+	if m.Method != MethodSubscriptionsListen {
+		req.deadline = time.Now().Add(c.srv.requestTimeout())
+		c.armTimeouts(req.deadline)
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -243,6 +249,48 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 	}
 	req.reply(c.response(req, res, err))
 	req.recycle()
+}
+
+// armTimeouts makes sure the timeout timer fires by deadline; c.mu is
+// held. A timer already armed fires earlier: every request gets the same
+// timeout, so a later request's deadline is never the earliest.
+func (c *conn) armTimeouts(deadline time.Time) {
+	if c.timeoutsOn {
+		return
+	}
+	c.timeoutsOn = true
+	if c.timeouts == nil {
+		c.timeouts = time.AfterFunc(time.Until(deadline), c.expire)
+	} else {
+		c.timeouts.Reset(time.Until(deadline))
+	}
+}
+
+// expire ends the requests past their deadline and re-arms the timer for
+// the earliest one left.
+func (c *conn) expire() {
+	c.mu.Lock()
+	c.timeoutsOn = false
+	now := time.Now()
+	var expired []*request
+	var next time.Time
+	for _, r := range c.inflight {
+		switch {
+		case r.deadline.IsZero():
+		case !now.Before(r.deadline):
+			r.deadline = time.Time{} // ended once
+			expired = append(expired, r)
+		case next.IsZero() || r.deadline.Before(next):
+			next = r.deadline
+		}
+	}
+	if !next.IsZero() {
+		c.armTimeouts(next)
+	}
+	c.mu.Unlock()
+	for _, r := range expired {
+		r.end(errTimeout)
+	}
 }
 
 // call dispatches a request, turning a panic into an error.
@@ -396,6 +444,9 @@ func (c *conn) close() {
 	c.mu.Lock()
 	for _, req := range c.inflight {
 		req.end(errCancelled)
+	}
+	if c.timeouts != nil {
+		c.timeouts.Stop()
 	}
 	for l := range c.listeners {
 		l.stop()

@@ -604,3 +604,21 @@ func TestWriteTo(t *testing.T) {
 		}
 	}
 }
+
+// TestLineWriterLarge shows that a large message, written in parts, comes
+// out as one line equal to its encoding.
+func TestLineWriterLarge(t *testing.T) {
+	var b bytes.Buffer
+	lw := jsonrpc.NewLineWriter(&b)
+	big := &jsonrpc.Message{ID: jsonrpc.Int64ID(1), Result: json.RawMessage(`"` + strings.Repeat("x", 100<<10) + `"`)}
+	small := &jsonrpc.Message{Method: "n"}
+	for _, m := range []*jsonrpc.Message{big, small, big} {
+		if err := lw.Write(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := string(big.Append(nil)) + "\n" + string(small.Append(nil)) + "\n" + string(big.Append(nil)) + "\n"
+	if b.String() != want {
+		t.Errorf("wrote %d bytes, want %d", b.Len(), len(want))
+	}
+}

@@ -149,10 +149,21 @@ type LineWriter struct {
 // NewLineWriter returns a writer of newline-delimited messages to w.
 func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
 
+// largeMessage is the size from which a message is written in parts (its
+// params or result as they are) rather than copied into one buffer first.
+const largeMessage = 64 << 10
+
 // Write writes m followed by a newline.
 func (lw *LineWriter) Write(m *Message) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
+	if len(m.Params) >= largeMessage || len(m.Result) >= largeMessage {
+		if _, err := m.WriteTo(lw.w); err != nil {
+			return err
+		}
+		_, err := lw.w.Write([]byte{'\n'})
+		return err
+	}
 	lw.buf = m.Append(lw.buf[:0])
 	lw.buf = append(lw.buf, '\n')
 	_, err := lw.w.Write(lw.buf)

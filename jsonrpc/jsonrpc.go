@@ -186,7 +186,7 @@ func decode(data []byte, clone bool) (*Message, error) {
 			return &Message{}, parseError(err)
 		}
 		if data[i] != 'n' { // null decodes as an empty object would
-			return &Message{}, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object, got %s", valueKind(data[i]))
+			return &Message{}, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object, got %s", jsonvalue.TypeName(data[i]))
 		}
 		data = []byte("{}")
 		i = 0
@@ -310,20 +310,6 @@ func parseError(err error) *Error {
 		return NewError(CodeParseError, "parse error: %s (at byte %d)", se.Msg, se.Offset)
 	}
 	return NewError(CodeParseError, "parse error: %v", err)
-}
-
-// valueKind names the type of the JSON value that starts with c, as
-// encoding/json's type errors do.
-func valueKind(c byte) string {
-	switch c {
-	case '"':
-		return "string"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "bool"
-	}
-	return "number"
 }
 
 // Append appends the JSON encoding of m to buf.

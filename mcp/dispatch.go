@@ -125,7 +125,7 @@ func (p *CallToolParams) readParams(data []byte, metas *metaCache) error {
 	}
 	if name != nil && string(name) != "null" {
 		if name[0] != '"' {
-			return fmt.Errorf("name must be a string, got %s", jsonKindOf(name[0]))
+			return fmt.Errorf("name must be a string, got %s", jsonvalue.TypeName(name[0]))
 		}
 		if p.Name, err = jsonvalue.String(name); err != nil {
 			return err
@@ -180,22 +180,6 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 	c.m[string(raw)] = m
 	c.mu.Unlock()
 	return m, nil
-}
-
-// jsonKindOf names the type of the JSON value that starts with c, as
-// encoding/json's type errors do.
-func jsonKindOf(c byte) string {
-	switch c {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "bool"
-	case '"':
-		return "string"
-	}
-	return "number"
 }
 
 func describeJSONError(err error) string {

@@ -12,6 +12,25 @@ import "unsafe"
 // strings the caller is told not to keep.
 func view(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
+// TypeName names the type of the JSON value that starts with c as
+// encoding/json's type errors do: "object", "array", "string", "number",
+// "bool" or "null".
+func TypeName(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
 // SkipSpace returns the index of the first byte at or after i that is not
 // JSON white space, or len(data).
 func SkipSpace(data []byte, i int) int {

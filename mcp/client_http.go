@@ -303,11 +303,7 @@ func (c *httpConn) awaitStream(ctx context.Context, body io.ReadCloser, m *jsonr
 			return nil, fmt.Errorf("%s: %s, and %d reconnections brought nothing (MCP server at %s)", m.Method, why, resumes, c.url)
 		}
 		resumes++
-		wait := r.retry
-		if wait <= 0 {
-			wait = defaultSSERetry
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(r.retryDelay())
 		select {
 		case resp, ok := <-ch:
 			t.Stop()
@@ -497,11 +493,7 @@ func (c *httpConn) standalone(ctx context.Context, ready chan struct{}) {
 				failures++
 			}
 		}
-		wait := r.retry
-		if wait <= 0 {
-			wait = defaultSSERetry
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(r.retryDelay())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -752,6 +744,15 @@ type sseReader struct {
 	idBuf  string        // the id field seen in the current event
 	lastID string        // the id of the last complete event
 	retry  time.Duration // 0 until the server sets one
+}
+
+// retryDelay is how long to wait before reconnecting: the server's retry
+// field, else defaultSSERetry.
+func (s *sseReader) retryDelay() time.Duration {
+	if s.retry > 0 {
+		return s.retry
+	}
+	return defaultSSERetry
 }
 
 func newSSEReader(r io.Reader, limit int) *sseReader {

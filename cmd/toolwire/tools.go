@@ -48,7 +48,18 @@ func (o *hostOptions) flags(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the servers' stderr")
 }
 
-func (o *hostOptions) open(stderr io.Writer) (*host.Host, error) {
+// open loads the configuration into a host, with a context bounded by
+// --timeout; done closes the host and ends the context.
+func (o *hostOptions) open(cmd *cobra.Command) (h *host.Host, ctx context.Context, done func(), err error) {
+	h, err = o.load(cmd.ErrOrStderr())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	return h, ctx, func() { cancel(); h.Close() }, nil
+}
+
+func (o *hostOptions) load(stderr io.Writer) (*host.Host, error) {
 	path := o.config
 	if path == "" {
 		path = host.DefaultConfigPath()
@@ -79,13 +90,11 @@ func newToolsCmd() *cobra.Command {
   toolwire tools --config ./mcp.json --json | jq '.[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := o.open(cmd.ErrOrStderr())
+			h, ctx, done, err := o.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer h.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
-			defer cancel()
+			defer done()
 			tools, err := h.Tools(ctx)
 			if len(tools) == 0 && err != nil {
 				return err
@@ -188,13 +197,11 @@ exits with status 1.
 				}
 				raw = string(b)
 			}
-			h, err := o.open(cmd.ErrOrStderr())
+			h, ctx, done, err := o.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer h.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
-			defer cancel()
+			defer done()
 			tools, listErr := h.Tools(ctx)
 			var reg tool.Registry
 			if err := reg.Add(tools...); err != nil {

@@ -78,6 +78,11 @@ func buildFast(root *jsonschema.Schema) *fastNode {
 	return n
 }
 
+// newFastNode returns a node without keywords: it accepts any value.
+func newFastNode() *fastNode {
+	return &fastNode{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
+}
+
 type fastBuilder struct {
 	memo map[*jsonschema.Schema]*fastNode
 	ok   bool
@@ -92,7 +97,7 @@ func (b *fastBuilder) node(s *jsonschema.Schema) *fastNode {
 	if n, ok := b.memo[s]; ok {
 		return n
 	}
-	n := &fastNode{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
+	n := newFastNode()
 	b.memo[s] = n
 	if s.Bool != nil {
 		n.reject = !*s.Bool
@@ -286,66 +291,27 @@ func (n *fastNode) accepts(x any) bool {
 	if n.reject {
 		return false
 	}
-	var t uint8
-	isInt := false
 	switch v := x.(type) {
 	case nil:
-		t = tNull
+		if !n.allows(tNull, false) || !n.inEnum(x) || n.format != nil && n.format(x) != nil {
+			return false
+		}
 	case bool:
-		t = tBoolean
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-		t = tNumber
-		isInt = v == math.Trunc(v)
-	case string:
-		t = tString
-	case []any:
-		t = tArray
-	case map[string]any:
-		t = tObject
-	default:
-		return false // json.Number and Go values: the library decides
-	}
-	if n.types != 0 && n.types&t == 0 && (n.types&tInteger == 0 || t != tNumber || !isInt) {
-		return false
-	}
-	if n.hasEnum {
-		found := false
-		for _, e := range n.enum {
-			if e == x {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.format != nil && n.format(x) != nil {
-		return false
-	}
-	switch v := x.(type) {
-	case string:
-		if n.minLen >= 0 || n.maxLen >= 0 {
-			k := utf8.RuneCountInString(v)
-			if (n.minLen >= 0 && k < n.minLen) || (n.maxLen >= 0 && k > n.maxLen) {
-				return false
-			}
-		}
-		if n.pattern != nil && !n.pattern.MatchString(v) {
+		if !n.allows(tBoolean, false) || !n.inEnum(x) || n.format != nil && n.format(x) != nil {
 			return false
 		}
 	case float64:
-		if n.limits != 0 {
-			if (n.limits&limMin != 0 && v < n.min) || (n.limits&limMax != 0 && v > n.max) ||
-				(n.limits&limExMin != 0 && v <= n.exMin) || (n.limits&limExMax != 0 && v >= n.exMax) {
-				return false
-			}
+		if math.IsNaN(v) || math.IsInf(v, 0) || !n.allows(tNumber, v == math.Trunc(v)) || !n.inEnum(x) ||
+			n.format != nil && n.format(x) != nil || !n.acceptsNumber(v) {
+			return false
+		}
+	case string:
+		if !n.allows(tString, false) || !n.inEnum(x) || n.format != nil && n.format(x) != nil || !n.acceptsString(v) {
+			return false
 		}
 	case []any:
-		if (n.minItems >= 0 && len(v) < n.minItems) || (n.maxItems >= 0 && len(v) > n.maxItems) {
+		if !n.allows(tArray, false) || !n.inEnum(x) || n.format != nil && n.format(x) != nil ||
+			!within(len(v), n.minItems, n.maxItems) {
 			return false
 		}
 		if n.items != nil {
@@ -356,7 +322,8 @@ func (n *fastNode) accepts(x any) bool {
 			}
 		}
 	case map[string]any:
-		if (n.minProps >= 0 && len(v) < n.minProps) || (n.maxProps >= 0 && len(v) > n.maxProps) {
+		if !n.allows(tObject, false) || !n.inEnum(x) || n.format != nil && n.format(x) != nil ||
+			!within(len(v), n.minProps, n.maxProps) {
 			return false
 		}
 		for _, r := range n.required {
@@ -365,30 +332,93 @@ func (n *fastNode) accepts(x any) bool {
 			}
 		}
 		for k, e := range v {
-			if p, ok := n.props[k]; ok {
-				if !p.accepts(e) {
-					return false
-				}
-				continue
-			}
-			switch n.addl {
-			case addlReject:
+			if p, ok := n.member(k); !ok || p != nil && !p.accepts(e) {
 				return false
-			case addlSchema:
-				if !n.addlNode.accepts(e) {
-					return false
-				}
 			}
 		}
+	default:
+		return false // json.Number and Go values: the library decides
 	}
+	return n.acceptsSubschemas(func(c *fastNode) bool { return c.accepts(x) })
+}
+
+// allows reports whether the type keyword admits a value of type t (one
+// of the t constants); isInt says whether a number is integral, which
+// "integer" admits.
+func (n *fastNode) allows(t uint8, isInt bool) bool {
+	return n.types == 0 || n.types&t != 0 || n.types&tInteger != 0 && t == tNumber && isInt
+}
+
+// inEnum reports whether x, a decoded value, is one of the enum's values,
+// or there is no enum. An array or object is never one: they are not
+// comparable with the scalars the enum holds.
+func (n *fastNode) inEnum(x any) bool {
+	if !n.hasEnum {
+		return true
+	}
+	for _, e := range n.enum {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsString checks the keywords for strings: lengths, in runes, and
+// the pattern.
+func (n *fastNode) acceptsString(s string) bool {
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		if !within(utf8.RuneCountInString(s), n.minLen, n.maxLen) {
+			return false
+		}
+	}
+	return n.pattern == nil || n.pattern.MatchString(s)
+}
+
+// acceptsNumber checks the keywords for numbers: the limits.
+func (n *fastNode) acceptsNumber(f float64) bool {
+	return n.limits == 0 ||
+		!((n.limits&limMin != 0 && f < n.min) || (n.limits&limMax != 0 && f > n.max) ||
+			(n.limits&limExMin != 0 && f <= n.exMin) || (n.limits&limExMax != 0 && f >= n.exMax))
+}
+
+// within reports whether k is within the counts lo and hi, either of which
+// is -1 when absent.
+func within(k, lo, hi int) bool {
+	return (lo < 0 || k >= lo) && (hi < 0 || k <= hi)
+}
+
+// member returns the schema of the object member named key: its property
+// schema or the additionalProperties schema, nil when no keyword
+// constrains it; ok is false when no member of that name is allowed.
+func (n *fastNode) member(key string) (p *fastNode, ok bool) {
+	if p, ok := n.props[key]; ok {
+		return p, true
+	}
+	switch n.addl {
+	case addlReject:
+		return nil, false
+	case addlSchema:
+		return n.addlNode, true
+	}
+	return nil, true
+}
+
+// hasSubschemas reports whether n has allOf or anyOf subschemas (a $ref
+// among them).
+func (n *fastNode) hasSubschemas() bool { return len(n.allOf)+len(n.anyOf) > 0 }
+
+// acceptsSubschemas checks allOf and anyOf, where accepts says whether a
+// subschema accepts the value.
+func (n *fastNode) acceptsSubschemas(accepts func(c *fastNode) bool) bool {
 	for _, c := range n.allOf {
-		if !c.accepts(x) {
+		if !accepts(c) {
 			return false
 		}
 	}
 	if len(n.anyOf) > 0 {
 		for _, c := range n.anyOf {
-			if c.accepts(x) {
+			if accepts(c) {
 				return true
 			}
 		}

@@ -77,8 +77,7 @@ func (a *assigner) plan(t reflect.Type) {
 // be sure to do as encoding/json would (dst is then left half-filled).
 func (a *assigner) assign(dst reflect.Value, v any) bool {
 	t := dst.Type()
-	if t.Implements(jsonUnmarshaler) || t.Implements(textUnmarshaler) ||
-		reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if unmarshalsItself(t) {
 		return false
 	}
 	if v == nil {
@@ -112,29 +111,10 @@ func (a *assigner) assign(dst reflect.Value, v any) bool {
 			dst.SetBool(b)
 		}
 		return ok
-	case reflect.Float32, reflect.Float64:
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		f, ok := v.(float64)
-		if !ok || dst.OverflowFloat(f) {
-			return false
-		}
-		dst.SetFloat(f)
-		return true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		f, ok := v.(float64)
-		// JSON writes an integral float64 below 1e21 without a fraction or
-		// an exponent, which an integer field takes if it fits.
-		if !ok || f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 || dst.OverflowInt(int64(f)) {
-			return false
-		}
-		dst.SetInt(int64(f))
-		return true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		f, ok := v.(float64)
-		if !ok || f != math.Trunc(f) || math.Signbit(f) || f >= 1<<64 || dst.OverflowUint(uint64(f)) {
-			return false
-		}
-		dst.SetUint(uint64(f))
-		return true
+		return ok && setNumber(dst, f)
 	case reflect.Slice:
 		items, ok := v.([]any)
 		if !ok || t.Elem().Kind() == reflect.Uint8 { // []byte is base64 in JSON
@@ -182,4 +162,39 @@ func (a *assigner) assign(dst reflect.Value, v any) bool {
 		return true
 	}
 	return false
+}
+
+// unmarshalsItself reports whether encoding/json lets values of type t
+// decode themselves (json.Unmarshaler, encoding.TextUnmarshaler), which
+// the assigner leaves to it.
+func unmarshalsItself(t reflect.Type) bool {
+	return t.Implements(jsonUnmarshaler) || t.Implements(textUnmarshaler) ||
+		reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
+// setNumber sets dst, a number of any kind, to f as encoding/json would
+// set it from f's encoding, or reports false when that would fail.
+func setNumber(dst reflect.Value, f float64) bool {
+	switch dst.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if dst.OverflowFloat(f) {
+			return false
+		}
+		dst.SetFloat(f)
+		return true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		// JSON writes an integral float64 below 1e21 without a fraction or
+		// an exponent, which an integer field takes if it fits.
+		if f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 || dst.OverflowInt(int64(f)) {
+			return false
+		}
+		dst.SetInt(int64(f))
+		return true
+	default: // an unsigned integer
+		if f != math.Trunc(f) || math.Signbit(f) || f >= 1<<64 || dst.OverflowUint(uint64(f)) {
+			return false
+		}
+		dst.SetUint(uint64(f))
+		return true
+	}
 }

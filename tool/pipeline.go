@@ -53,6 +53,25 @@ func (p *Pipeline) Injected() []string { return p.injected }
 // model wrote them once they pass.
 func (p *Pipeline) changesNothing() bool { return len(p.injected) == 0 && !p.validator.HasDefaults() }
 
+// noMembers is the object that stands for no arguments.
+var noMembers = json.RawMessage(`{}`)
+
+// asWritten reports whether the model's arguments raw may reach the tool
+// as written: Prepare would change nothing in them (see changesNothing)
+// and the schema certainly accepts them, which Prepare would then find
+// too. It returns them trimmed of white space, {} for no arguments. When
+// it reports false, only Prepare can tell: it decodes and validates.
+func (p *Pipeline) asWritten(raw json.RawMessage) (json.RawMessage, bool) {
+	if !p.changesNothing() {
+		return nil, false
+	}
+	raw = bytes.TrimSpace(raw)
+	if noArguments(raw) {
+		raw = noMembers
+	}
+	return raw, raw[0] == '{' && p.validator.AcceptsJSON(raw)
+}
+
 // ArgumentsError reports arguments a model must repair: JSON it could not
 // parse, required arguments it left out, and every other problem with the
 // path, what was expected and what came. Its message is written for the
@@ -117,10 +136,14 @@ func WithInjected(ctx context.Context, values map[string]any) context.Context {
 	return context.WithValue(ctx, injectedKey{}, values)
 }
 
+// noArguments reports whether the model's arguments, white space trimmed,
+// are none at all: empty or null, which mean {}.
+func noArguments(raw []byte) bool { return len(raw) == 0 || bytes.Equal(raw, []byte("null")) }
+
 // parse reads the model's arguments: an empty string means {}.
 func (p *Pipeline) parse(raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+	if noArguments(raw) {
 		return map[string]any{}, nil
 	}
 	v, err := jsonvalue.Decode(raw)

@@ -20,10 +20,10 @@ type Registry struct {
 	order []string // names, sorted, for a deterministic listing
 }
 
-// piped is a tool that runs its own argument pipeline.
+// piped is a tool that runs its own argument pipeline: its Call takes the
+// model's arguments.
 type piped interface {
 	Pipeline() *Pipeline
-	callPrepared(ctx context.Context, m map[string]any) (*Result, error)
 }
 
 // pipelineFor returns the pipeline a tool's calls go through: its own, or
@@ -161,12 +161,18 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if !ok {
 		return nil, &UnknownToolError{Name: name, Known: known}
 	}
+	if _, ok := t.(piped); ok {
+		return t.Call(ctx, args) // through p, its own pipeline
+	}
+	if raw, ok := p.asWritten(args); ok && jsonvalue.SkipSpace(raw, 1) < len(raw)-1 {
+		// Checked without decoding and not empty: the tool gets the
+		// arguments as written, as below; an empty object goes below to
+		// be written {}.
+		return t.Call(ctx, args)
+	}
 	m, err := p.Prepare(ctx, args)
 	if err != nil {
 		return nil, err
-	}
-	if pt, ok := t.(piped); ok {
-		return pt.callPrepared(ctx, m)
 	}
 	if p.changesNothing() && len(m) > 0 {
 		// Checked and complete as written: spare the tool a re-encoding.

@@ -73,7 +73,19 @@ func (t *Typed[In, Out]) WithInfo(edit func(*Info)) *Typed[In, Out] {
 func (t *Typed[In, Out]) Pipeline() *Pipeline { return t.pipe }
 
 // Call runs the argument pipeline over args, then the function.
+//
+// When the pipeline has nothing to add to args (no defaults, nothing
+// injected) and the schema certainly accepts them as written, In is
+// filled straight from the JSON, exactly as from the map Prepare would
+// return, and no map is built; otherwise, or when In cannot be filled
+// that way, Prepare runs.
 func (t *Typed[In, Out]) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+	if raw, ok := t.pipe.asWritten(args); ok {
+		var in In
+		if t.assign.assignJSON(reflect.ValueOf(&in).Elem(), raw) {
+			return t.run(ctx, in)
+		}
+	}
 	m, err := t.pipe.Prepare(ctx, args)
 	if err != nil {
 		return nil, err
@@ -100,6 +112,11 @@ func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*R
 			return nil, &ArgumentsError{Tool: t.info.Name, Syntax: "arguments do not fit the tool's parameters: " + err.Error()}
 		}
 	}
+	return t.run(ctx, in)
+}
+
+// run calls the function with in and makes its result.
+func (t *Typed[In, Out]) run(ctx context.Context, in In) (*Result, error) {
 	out, err := t.fn(ctx, in)
 	if err != nil {
 		return nil, err

@@ -11,10 +11,15 @@ import (
 // over limit bytes (limit <= 0 means DefaultMaxMessageSize) with a
 // *TooLargeError. size is the length the body declares (Content-Length),
 // or -1: a body of a declared length is read into one buffer of that size,
-// and only that much of it is read.
+// and only that much of it is read. A body that hands over its bytes (a
+// TakeBytes method, as package http1's bodies have, read whole already) is
+// taken without a copy.
 func ReadBody(r io.Reader, size int64, limit int) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
+	}
+	if t, ok := r.(interface{ TakeBytes() []byte }); ok && size >= 0 && size <= int64(limit) {
+		return t.TakeBytes(), nil
 	}
 	if size >= 0 && size <= int64(limit) {
 		// One buffer of the right size; a body that ends early fails, and

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -365,15 +366,23 @@ type httpClient struct {
 	hc  *http.Client
 }
 
+// startHTTP serves srv on toolwire's own HTTP/1.1 server (package
+// http1), as `toolwire serve --http` does; the client tests (ctServe)
+// serve it with net/http.
 func startHTTP(t *testing.T, srv *mcp.Server) *httpClient {
 	t.Helper()
 	h := mcp.NewHTTPHandler(srv)
-	ts := httptest.NewServer(h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http1.Server{Handler: h}
+	go hs.Serve(ln)
 	t.Cleanup(func() {
 		h.Close()
-		ts.Close()
+		hs.Close()
 	})
-	return &httpClient{t: t, url: ts.URL, hc: &http.Client{Timeout: waitTimeout}}
+	return &httpClient{t: t, url: "http://" + ln.Addr().String(), hc: &http.Client{Timeout: waitTimeout}}
 }
 
 // httpReply is what an HTTP POST got back.

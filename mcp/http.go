@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -276,8 +277,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
 	// request runs on in the session's context.
-	h.pool().run(func() { sess.conn.serve(sess.ctx, msg, ps) })
-	ps.wait(r.Context())
+	h.serve(r, ps, func() { sess.conn.serve(sess.ctx, msg, ps) })
 }
 
 // modern serves one stateless request.
@@ -289,17 +289,26 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	ps := newPostSender(w, nil, true)
 	c := newConn(h.Server, nil)
 	defer c.close()
-	h.pool().run(func() { c.serve(r.Context(), msg, ps) })
-	ps.wait(r.Context())
+	h.serve(r, ps, func() { c.serve(r.Context(), msg, ps) })
 }
 
-// pool returns the workers that serve requests. They run a request apart
-// from its HTTP handler, which returns once the response is written, even
-// while the request runs on (a timeout, a dropped legacy connection, an
-// SSE stream closed for polling).
-func (h *HTTPHandler) pool() *workers {
+// serve runs a request, which answers through ps, and returns once its
+// HTTP response is done, even while the request runs on (a timeout, a
+// dropped legacy connection, an SSE stream closed for polling).
+//
+// Under an http1.Server the request runs on this goroutine, and ps ends
+// the response as soon as it is done, which lets the connection move on.
+// Under net/http it runs on a worker, while this goroutine waits for the
+// response to be done.
+func (h *HTTPHandler) serve(r *http.Request, ps *postSender, run func()) {
+	if c, ok := ps.w.(http1.Completer); ok {
+		ps.completer = c
+		run()
+		return
+	}
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
-	return h.workers
+	h.workers.run(run)
+	ps.wait(r.Context())
 }
 
 // validateHeaders checks a modern request's _meta and standard headers

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -229,6 +230,10 @@ type postSender struct {
 	closed  bool // the HTTP handler has returned, or a response was written
 	done    chan struct{}
 	doneOne sync.Once
+	// completer, when the request is served inline on an http1.Server,
+	// ends the HTTP response as soon as it is done, while the request may
+	// run on (a timeout, a stream closed for polling).
+	completer http1.Completer
 }
 
 func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSender {
@@ -265,7 +270,7 @@ func (p *postSender) closeStream() bool {
 		p.startStream()
 	}
 	p.mu.Unlock()
-	p.doneOne.Do(func() { close(p.done) })
+	p.markDone()
 	return true
 }
 
@@ -284,7 +289,7 @@ func (p *postSender) send(m *jsonrpc.Message) error {
 }
 
 func (p *postSender) finish(m *jsonrpc.Message) error {
-	defer p.doneOne.Do(func() { close(p.done) })
+	defer p.markDone()
 	p.mu.Lock()
 	if p.stream != nil {
 		s := p.stream
@@ -332,6 +337,18 @@ func modernErrorStatus(code int) int {
 	return http.StatusOK
 }
 
+// markDone records that the HTTP response is done, once; served inline,
+// it also ends the response.
+func (p *postSender) markDone() {
+	p.doneOne.Do(func() {
+		close(p.done)
+		if p.completer != nil {
+			p.release()
+			p.completer.Complete()
+		}
+	})
+}
+
 // wait blocks until the response is written or the client goes away, and
 // then stops all writes to this HTTP response.
 func (p *postSender) wait(ctx context.Context) {
@@ -339,6 +356,11 @@ func (p *postSender) wait(ctx context.Context) {
 	case <-p.done:
 	case <-ctx.Done():
 	}
+	p.release()
+}
+
+// release stops all writes to the HTTP response.
+func (p *postSender) release() {
 	p.mu.Lock()
 	p.closed = true
 	sse, stream := p.sse, p.stream

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets/calc"
@@ -146,7 +147,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	mux.Handle("/mcp", h)
 	mux.Handle("/sse", sse)
 	mux.Handle("/message", sse)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs := &http1.Server{Handler: mux, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -154,7 +155,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(ln); !errors.Is(err, http1.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -49,7 +50,7 @@ func run(addr string) error {
 		return err
 	}
 	fmt.Printf("LISTENING %s\n", ln.Addr())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http1.Server{Handler: mux}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -58,7 +59,7 @@ func run(addr string) error {
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(ln); !errors.Is(err, http1.ErrServerClosed) {
 		return err
 	}
 	return nil

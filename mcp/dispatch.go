@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,7 +96,7 @@ func (p *CallToolParams) decode(req *request) error {
 		if req.params[0] != '{' {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 		}
-		if err := p.readParams(req.params, &req.conn.srv.metas); err != nil {
+		if err := p.readParams(req.params, req.conn.srv); err != nil {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 		}
 	}
@@ -105,7 +106,7 @@ func (p *CallToolParams) decode(req *request) error {
 // readParams reads tools/call params: name, arguments and _meta here
 // (_meta through metas), the members of multi round-trip retries through
 // encoding/json, and only when present.
-func (p *CallToolParams) readParams(data []byte, metas *metaCache) error {
+func (p *CallToolParams) readParams(data []byte, s *Server) error {
 	var name, meta []byte
 	retry := false
 	_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
@@ -127,7 +128,9 @@ func (p *CallToolParams) readParams(data []byte, metas *metaCache) error {
 		if name[0] != '"' {
 			return fmt.Errorf("name must be a string, got %s", jsonvalue.TypeName(name[0]))
 		}
-		if p.Name, err = jsonvalue.String(name); err != nil {
+		if known, ok := s.tools.Name(name[1 : len(name)-1]); ok && bytes.IndexByte(name, '\\') < 0 {
+			p.Name = known // the registry's string: no copy
+		} else if p.Name, err = jsonvalue.String(name); err != nil {
 			return err
 		}
 	}
@@ -138,7 +141,7 @@ func (p *CallToolParams) readParams(data []byte, metas *metaCache) error {
 		return err
 	}
 	if meta != nil && string(meta) != "null" {
-		p.Meta, err = metas.get(meta)
+		p.Meta, err = s.metas.get(meta)
 	}
 	return err
 }

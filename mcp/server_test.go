@@ -729,3 +729,28 @@ func TestSharedResultMeta(t *testing.T) {
 		t.Errorf("the tool's own _meta became %v", shared.Meta)
 	}
 }
+
+// TestToolNameSpelling: a tool name is routed by its decoded value, however
+// the JSON spells it; escapes are never matched as written.
+func TestToolNameSpelling(t *testing.T) {
+	plain := textTool("add", func(context.Context, map[string]any) (string, error) { return "plain", nil })
+	slashed := textTool(`a\nb`, func(context.Context, map[string]any) (string, error) { return "backslash", nil })
+	lined := textTool("a\nb", func(context.Context, map[string]any) (string, error) { return "newline", nil })
+	c := startStdio(t, newServer(t, plain, slashed, lined))
+	c.initialize(nil)
+	tests := []struct {
+		raw  string // the name as JSON
+		want string
+	}{
+		{`"add"`, "plain"},
+		{`"\u0061dd"`, "plain"},
+		{`"a\\nb"`, "backslash"},
+		{`"a\nb"`, "newline"},
+	}
+	for _, tt := range tests {
+		resp := c.call(mcp.MethodToolsCall, json.RawMessage(`{"name":`+tt.raw+`}`))
+		if got, isErr := toolText(t, resp); got != tt.want || isErr {
+			t.Errorf("name %s: got %q (error %v), want %q", tt.raw, got, isErr, tt.want)
+		}
+	}
+}

@@ -116,6 +116,18 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return t, ok
 }
 
+// Name returns the registered tool name spelled b, as the registry holds
+// it: a name read from a request becomes a string without allocating.
+func (r *Registry) Name(b []byte) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.pipes[string(b)]
+	if !ok {
+		return "", false
+	}
+	return p.tool, true
+}
+
 // Tools returns the registered tools ordered by name.
 func (r *Registry) Tools() []Tool {
 	r.mu.RLock()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,6 +213,63 @@ func peakRSSKiB(pid int) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// processCPU returns the CPU time (user + system, all threads) a live
+// process has used, from /proc/PID/stat in clock ticks of 10 ms.
+func processCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis start with field 3 (state).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
+}
+
+// selfCPU returns the CPU time this process (the driver) has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMeter reports the CPU time per call of a server process and of the
+// driver over a timed loop.
+type cpuMeter struct {
+	pid            int
+	server, driver time.Duration
+	ok             bool
+}
+
+func startCPU(pid int) cpuMeter {
+	s, ok := processCPU(pid)
+	return cpuMeter{pid: pid, server: s, driver: selfCPU(), ok: ok}
+}
+
+// report adds server-cpu-µs/call and driver-cpu-µs/call to b's metrics.
+func (m cpuMeter) report(b *testing.B, calls int) {
+	s, ok := processCPU(m.pid)
+	if !ok || !m.ok || calls == 0 {
+		return
+	}
+	b.ReportMetric(float64(s-m.server)/float64(time.Microsecond)/float64(calls), "server-cpu-µs/call")
+	b.ReportMetric(float64(selfCPU()-m.driver)/float64(time.Microsecond)/float64(calls), "driver-cpu-µs/call")
 }
 
 func reportPeakRSS(b *testing.B, pid int) {

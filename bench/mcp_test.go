@@ -128,7 +128,7 @@ func BenchmarkStdioEchoLarge(b *testing.B) {
 func httpSession(b *testing.B, s serverSpec) (*httpServer, *driver.HTTPClient, *driver.HTTPSession) {
 	b.Helper()
 	srv := startHTTPServer(b, s)
-	hc, err := driver.NewHTTPClient(srv.URL, 4)
+	hc, err := driver.NewHTTPClient(srv.URL)
 	if err != nil {
 		srv.stop()
 		b.Fatal(err)
@@ -189,7 +189,7 @@ func BenchmarkHTTPCalls(b *testing.B) {
 func benchHTTPConcurrent(b *testing.B, s serverSpec, clients int, call *driver.Call, want string) {
 	srv := startHTTPServer(b, s)
 	defer srv.stop()
-	hc, err := driver.NewHTTPClient(srv.URL, clients+4)
+	hc, err := driver.NewHTTPClient(srv.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -218,6 +218,7 @@ func benchHTTPConcurrent(b *testing.B, s serverSpec, clients int, call *driver.C
 		n       = int64(b.N)
 	)
 	b.ResetTimer()
+	cpu := startCPU(srv.cmd.Process.Pid)
 	start := time.Now()
 	for i, sess := range sessions {
 		wg.Go(func() {
@@ -236,6 +237,7 @@ func benchHTTPConcurrent(b *testing.B, s serverSpec, clients int, call *driver.C
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu.report(b, b.N)
 	b.StopTimer()
 	if callErr != nil {
 		b.Fatalf("%s: %v\nstderr:\n%s", s.Name, callErr, srv.stderr)
@@ -314,7 +316,7 @@ func TestServers(t *testing.T) {
 		t.Run(s.Name+"/http", func(t *testing.T) {
 			srv := startHTTPServer(t, s)
 			defer srv.stop()
-			hc, err := driver.NewHTTPClient(srv.URL, 4)
+			hc, err := driver.NewHTTPClient(srv.URL)
 			if err != nil {
 				t.Fatal(err)
 			}

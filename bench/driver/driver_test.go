@@ -141,7 +141,7 @@ func TestHTTPSession(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	c, err := NewHTTPClient(srv.URL+"/mcp", 4)
+	c, err := NewHTTPClient(srv.URL + "/mcp")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,30 @@ const Path = "/mcp"
 
 // Main parses the flags and runs the server. stdio serves MCP over
 // os.Stdin/os.Stdout until the input is closed or ctx is cancelled;
-// newHandler returns the Streamable HTTP handler to mount at Path.
+// newHandler returns the Streamable HTTP handler to mount at Path, served
+// by net/http.
 func Main(stdio func(ctx context.Context) error, newHandler func() http.Handler) {
+	MainWith(stdio, newHandler, NetHTTP)
+}
+
+// HTTPServer serves h on ln until ctx is cancelled.
+type HTTPServer func(ctx context.Context, ln net.Listener, h http.Handler) error
+
+// NetHTTP serves with a plain net/http server.
+func NetHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// MainWith is Main with the HTTP server of the library's choice.
+func MainWith(stdio func(ctx context.Context) error, newHandler func() http.Handler, serveHTTP HTTPServer) {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at `addr` (path "+Path+") instead of stdio")
 	flag.Parse()
 	log.SetFlags(0)
@@ -66,14 +88,9 @@ func Main(stdio func(ctx context.Context) error, newHandler func() http.Handler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, newHandler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
 	// os.Stdout is unbuffered: the line is visible to the harness at once.
 	fmt.Printf("LISTENING %s\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveHTTP(ctx, ln, mux); err != nil {
 		log.Fatal(err)
 	}
 }

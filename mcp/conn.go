@@ -335,8 +335,11 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	return &req.resp
 }
 
-// maxPooledResult is the largest result buffer kept for reuse.
-const maxPooledResult = 64 << 10
+// maxPooledResult is the largest result buffer kept for reuse: enough for
+// the result of a tool echoing a few MiB, which then neither allocates nor
+// zeroes a buffer per call (1 MiB stdio echo: 4.6 -> 4.0 ms in bench). A
+// sync.Pool lets the garbage collector drop idle buffers.
+const maxPooledResult = 4 << 20
 
 // recycle gives the request's result buffer back once the response has
 // been written (every sender copies it).

@@ -87,11 +87,7 @@ func (w *response) Write(p []byte) (int, error) {
 			w.buf = append(w.buf, p...)
 			return len(p), nil
 		}
-		w.sendHeader(false)
-		if len(w.buf) > 0 {
-			w.writeBody(w.buf)
-			w.buf = nil
-		}
+		w.sendHeld(false)
 	}
 	if w.length >= 0 && w.written+int64(len(p)) > w.length {
 		return 0, http.ErrContentLength
@@ -114,16 +110,7 @@ func (w *response) FlushError() error {
 	if w.completed {
 		return errCompleted
 	}
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = http.StatusOK, true
-	}
-	if !w.sentHeader {
-		w.sendHeader(false)
-		if len(w.buf) > 0 {
-			w.writeBody(w.buf)
-			w.buf = nil
-		}
-	}
+	w.sendHeld(false)
 	w.flush()
 	if w.failed {
 		return errClientGone
@@ -142,16 +129,7 @@ func (w *response) complete() {
 		return
 	}
 	w.completed = true
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = http.StatusOK, true
-	}
-	if !w.sentHeader {
-		w.sendHeader(true)
-		if len(w.buf) > 0 {
-			w.writeBody(w.buf)
-			w.buf = nil
-		}
-	}
+	w.sendHeld(true)
 	switch {
 	case w.chunked:
 		w.write("0\r\n\r\n")
@@ -162,6 +140,21 @@ func (w *response) complete() {
 	w.c.busy.Store(false)
 	if w.done != nil {
 		close(w.done)
+	}
+}
+
+// sendHeld sends the header block, if not sent yet, with the body held
+// back so far; final means that is the whole body. w.mu is held.
+func (w *response) sendHeld(final bool) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = http.StatusOK, true
+	}
+	if !w.sentHeader {
+		w.sendHeader(final)
+		if len(w.buf) > 0 {
+			w.writeBody(w.buf)
+			w.buf = nil
+		}
 	}
 }
 

@@ -201,7 +201,8 @@ func (w *response) sendHeader(final bool) {
 	w.length = -1
 	h := w.header
 	delete(h, "Transfer-Encoding")
-	switch n, declared := w.declaredLength(); {
+	n, declared := w.declaredLength()
+	switch {
 	case !bodyAllowed(w.status):
 		delete(h, "Content-Length")
 		w.length = 0
@@ -239,7 +240,7 @@ func (w *response) sendHeader(final bool) {
 	switch {
 	case w.chunked:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-	case w.length >= 0 && bodyAllowed(w.status) && h.Get("Content-Length") == "":
+	case w.length >= 0 && bodyAllowed(w.status) && !declared:
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, w.length, 10)
 		b = append(b, "\r\n"...)

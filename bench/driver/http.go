@@ -29,6 +29,7 @@ import (
 type HTTPClient struct {
 	url  *url.URL
 	addr string // host:port to dial
+	path string // the request target: path and query
 
 	mu       sync.Mutex
 	sessions map[*HTTPSession]struct{}
@@ -47,7 +48,7 @@ func NewHTTPClient(rawURL string) (*HTTPClient, error) {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &HTTPClient{url: u, addr: addr, sessions: map[*HTTPSession]struct{}{}}, nil
+	return &HTTPClient{url: u, addr: addr, path: u.RequestURI(), sessions: map[*HTTPSession]struct{}{}}, nil
 }
 
 // CloseIdleConnections closes the connections of every session still open.
@@ -129,7 +130,7 @@ func (s *HTTPSession) roundTrip(c *Call) (*http.Response, []byte, error) {
 func (s *HTTPSession) appendHead(b []byte, method string, bodyLen int) []byte {
 	b = append(b, method...)
 	b = append(b, ' ')
-	b = append(b, s.c.url.RequestURI()...)
+	b = append(b, s.c.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, s.c.url.Host...)
 	b = append(b, "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)

@@ -117,6 +117,10 @@ func LoadConfig(path string) (*Config, error) {
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// validPrefix is what a tool name prefix may hold: what model providers
+// take in a function name (see tool.CheckName).
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
 // ParseConfig parses a configuration; path names it in errors, and lookup
 // resolves ${VAR} references (os.LookupEnv in LoadConfig).
 func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
@@ -240,16 +244,17 @@ func (sc *ServerConfig) check(where string) error {
 	if (sc.Type == "http" || sc.Type == "sse") && sc.URL == "" {
 		return fmt.Errorf("%s: type %s needs \"url\"", where, sc.Type)
 	}
-	if sc.Prefix != nil && *sc.Prefix != "" && !validName.MatchString(*sc.Prefix) {
-		return fmt.Errorf("%s, key \"prefix\": %q may hold only letters, digits, '_', '-' and '.'", where, *sc.Prefix)
+	if sc.Prefix != nil && *sc.Prefix != "" && !validPrefix.MatchString(*sc.Prefix) {
+		return fmt.Errorf("%s, key \"prefix\": %q may hold only letters, digits, '_' and '-', as model providers take in tool names", where, *sc.Prefix)
 	}
 	return nil
 }
 
 // ToolPrefix returns what the server's tool names are prefixed with,
-// including the "__" separator; "" for none.
+// including the "__" separator; "" for none. Without a "prefix" key it is
+// the server's name, with each '.' made '_' (model providers reject '.').
 func (sc *ServerConfig) ToolPrefix() string {
-	p := sc.Name
+	p := strings.ReplaceAll(sc.Name, ".", "_")
 	if sc.Prefix != nil {
 		p = *sc.Prefix
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -44,8 +45,13 @@ type server struct {
 	failures int
 	retryAt  time.Time
 	lastErr  error
-	tools    []mcp.Tool
-	stale    bool
+	tools    []tool.Info
+	// stale says the cached tools no longer hold; changed is signalled
+	// (never blocking) when the server says its list changed. Neither
+	// needs mu: the notification arrives on the connection's reader,
+	// which mu's holder may be waiting for.
+	stale   atomic.Bool
+	changed chan struct{}
 }
 
 func (h *Host) server(name string) (*server, error) {
@@ -61,7 +67,8 @@ func (h *Host) server(name string) (*server, error) {
 	if !ok {
 		return nil, fmt.Errorf("no server named %q in %s (servers: %s)", name, h.Config.Path, strings.Join(h.ServerNames(), ", "))
 	}
-	s := &server{host: h, cfg: cfg, stale: true}
+	s := &server{host: h, cfg: cfg, changed: make(chan struct{}, 1)}
+	s.stale.Store(true)
 	h.servers[name] = s
 	return s, nil
 }
@@ -119,9 +126,11 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 	userNotify := c.Notify
 	c.Notify = func(method string, params json.RawMessage) {
 		if method == mcp.NotificationToolsListChanged {
-			s.mu.Lock()
-			s.stale = true
-			s.mu.Unlock()
+			s.stale.Store(true)
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
 		}
 		if userNotify != nil {
 			userNotify(method, params)
@@ -134,7 +143,8 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 		s.lastErr = err
 		return nil, fmt.Errorf("server %q: %w", s.cfg.Name, err)
 	}
-	s.session, s.stale = sess, true
+	s.session = sess
+	s.stale.Store(true)
 	return sess, nil
 }
 
@@ -167,20 +177,21 @@ func isTransportError(ctx context.Context, err error) bool {
 
 // listTools returns the server's tools, from cache unless a list_changed
 // notification or a reconnection made it stale.
-func (s *server) listTools(ctx context.Context) ([]mcp.Tool, error) {
+func (s *server) listTools(ctx context.Context) ([]tool.Info, error) {
 	sess, err := s.connected(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if !s.stale && sess.ToolsFresh() {
+	if !s.stale.Load() && sess.ToolsFresh() {
+		s.mu.Lock()
 		tools := s.tools
 		s.mu.Unlock()
 		return tools, nil
 	}
-	s.mu.Unlock()
+	s.stale.Store(false) // a list_changed from now on makes this listing stale
 	tools, err := sess.ListTools(ctx)
 	if err != nil {
+		s.stale.Store(true)
 		if isTransportError(ctx, err) {
 			s.broken(sess, err)
 		}
@@ -188,12 +199,12 @@ func (s *server) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	}
 	tools = s.filter(tools)
 	s.mu.Lock()
-	s.tools, s.stale = tools, false
+	s.tools = tools
 	s.mu.Unlock()
 	return tools, nil
 }
 
-func (s *server) filter(tools []mcp.Tool) []mcp.Tool {
+func (s *server) filter(tools []tool.Info) []tool.Info {
 	in := setOf(s.cfg.Include)
 	ex := setOf(s.cfg.Exclude)
 	out := tools[:0:0]
@@ -224,7 +235,9 @@ func (e *ServerError) Error() string { return e.Err.Error() }
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Tools connects to every server (concurrently) and returns their tools as
-// tool.Tools named "server__tool" (or as the prefix option says). Servers
+// tool.Tools named "server__tool" (or as the prefix option says; see
+// RemoteTool for names that model providers reject). The list is a
+// snapshot: Sync keeps a registry up to date instead. Servers
 // that fail are reported in the error (a join of *ServerError) while the
 // tools of the others are still returned. Two tools with one name are an
 // error naming both servers.
@@ -232,7 +245,7 @@ func (h *Host) Tools(ctx context.Context) ([]tool.Tool, error) {
 	names := h.ServerNames()
 	type listing struct {
 		srv   *server
-		tools []mcp.Tool
+		tools []tool.Info
 		err   error
 	}
 	results := make([]listing, len(names))
@@ -259,8 +272,7 @@ func (h *Host) Tools(ctx context.Context) ([]tool.Tool, error) {
 			errs = append(errs, &ServerError{Server: names[i], Err: r.err})
 			continue
 		}
-		for _, t := range r.tools {
-			rt := &RemoteTool{srv: r.srv, def: t, name: r.srv.cfg.ToolPrefix() + t.Name}
+		for _, rt := range r.srv.remoteTools(r.tools) {
 			if prev, dup := owner[rt.name]; dup {
 				errs = append(errs, fmt.Errorf("tool name %q is given by both server %q and server %q: set a \"prefix\" for one of them in %s", rt.name, prev, names[i], h.Config.Path))
 				continue
@@ -291,16 +303,29 @@ func (h *Host) Close() error {
 	return errors.Join(errs...)
 }
 
+// remoteTools makes tool.Tools of the server's tool definitions.
+func (s *server) remoteTools(defs []tool.Info) []*RemoteTool {
+	out := make([]*RemoteTool, len(defs))
+	for i, d := range defs {
+		out[i] = &RemoteTool{srv: s, def: d, name: tool.SafeName(s.cfg.ToolPrefix() + d.Name)}
+	}
+	return out
+}
+
 // RemoteTool is a tool of an MCP server, callable like any tool.Tool.
+//
+// Its name is "server__tool" (or as the server's prefix option says). A
+// name that model providers would reject (MCP allows '.' and '/', and
+// names longer than 64 characters) is mapped by tool.SafeName:
+// "files.read/v2" becomes "files_read_v2_" and a six-digit hash;
+// RemoteName gives the name on the server, which calls use.
 type RemoteTool struct {
 	srv  *server
-	def  mcp.Tool
+	def  tool.Info
 	name string
 
 	once     sync.Once
 	info     tool.Info
-	injected []string
-	values   map[string]any
 	output   *schema.Validator
 	setupErr error
 }
@@ -317,7 +342,7 @@ func (t *RemoteTool) setup() {
 			Properties map[string]json.RawMessage `json:"properties"`
 		}
 		_ = json.Unmarshal(t.def.InputSchema, &props)
-		t.values = map[string]any{}
+		values := map[string]any{}
 		for key, raw := range t.srv.cfg.Inject {
 			if key == t.def.Name {
 				var perTool map[string]any
@@ -326,7 +351,7 @@ func (t *RemoteTool) setup() {
 					return
 				}
 				for k, v := range perTool {
-					t.values[k] = v
+					values[k] = v
 				}
 				continue
 			}
@@ -336,22 +361,24 @@ func (t *RemoteTool) setup() {
 					t.setupErr = fmt.Errorf("config %s, server %q, inject.%s: %w", t.srv.host.Config.Path, t.srv.cfg.Name, key, err)
 					return
 				}
-				if _, set := t.values[key]; !set {
-					t.values[key] = v
+				if _, set := values[key]; !set {
+					values[key] = v
 				}
 			}
 		}
-		for k := range t.values {
-			t.injected = append(t.injected, k)
+		var injected []string
+		for k := range values {
+			injected = append(injected, k)
 		}
-		sort.Strings(t.injected)
-		if len(t.injected) > 0 {
-			hidden, err := tool.HideParameters(t.def.InputSchema, t.injected)
+		sort.Strings(injected)
+		if len(injected) > 0 {
+			hidden, err := tool.HideParameters(t.def.InputSchema, injected)
 			if err != nil {
 				t.setupErr = fmt.Errorf("server %q, tool %s: %w", t.srv.cfg.Name, t.def.Name, err)
 				return
 			}
 			t.info.InputSchema = hidden
+			t.info.Injected, t.info.InjectedValues = injected, values
 		}
 		if len(t.def.OutputSchema) > 0 {
 			if v, err := schema.Compile(t.def.OutputSchema); err == nil {
@@ -362,17 +389,11 @@ func (t *RemoteTool) setup() {
 }
 
 // Info describes the tool under its host-wide name, without the
-// parameters the host injects.
+// parameters the host injects, which it names in Injected with their
+// configured values.
 func (t *RemoteTool) Info() tool.Info {
 	t.setup()
 	return t.info
-}
-
-// Injected names the parameters the host fills, with their configured
-// values (tool.Injector).
-func (t *RemoteTool) Injected() ([]string, map[string]any) {
-	t.setup()
-	return t.injected, t.values
 }
 
 // Server names the server the tool lives on.
@@ -381,12 +402,13 @@ func (t *RemoteTool) Server() string { return t.srv.cfg.Name }
 // RemoteName is the tool's name on its server.
 func (t *RemoteTool) RemoteName() string { return t.def.Name }
 
-// Call calls the tool on its server. A server that died is restarted by the
-// next call; this one fails with an error naming the server and its exit.
+// Call calls the tool on its server with the completed arguments. A server
+// that died is restarted by the next call; this one fails with a fatal
+// error (tool.ErrFatal) naming the server and its exit.
 func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 	t.setup()
 	if t.setupErr != nil {
-		return nil, t.setupErr
+		return nil, tool.Fatal(t.setupErr)
 	}
 	s := t.srv
 	if d := time.Duration(s.cfg.Timeout); d > 0 {
@@ -396,12 +418,14 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	}
 	sess, err := s.connected(ctx)
 	if err != nil {
-		return nil, err
+		return nil, tool.Fatal(err)
 	}
 	res, err := sess.CallTool(ctx, t.def.Name, args)
 	if err != nil {
 		if isTransportError(ctx, err) {
+			// The server is gone: no model can repair that.
 			s.broken(sess, err)
+			return nil, tool.Fatal(fmt.Errorf("%s: %w", t.name, err))
 		}
 		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}

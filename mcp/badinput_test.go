@@ -287,8 +287,8 @@ func badCases() []badCase {
 			http: &httpWant{headers: call("echo"), status: 200},
 		},
 		{
-			name: "handler panics", body: rpc(14, mcp.MethodToolsCall, modern(map[string]any{"name": "boom"})),
-			code: jsonrpc.CodeInternalError, msg: "the tools/call handler panicked: kaboom", id: "14",
+			name: "tool panics", body: rpc(14, mcp.MethodToolsCall, modern(map[string]any{"name": "boom"})),
+			toolError: "tool boom failed: it panicked: kaboom", id: "14",
 			http: &httpWant{headers: call("boom"), status: 200},
 		},
 		{

@@ -660,6 +660,40 @@ func (s *ClientSession) ToolsFresh() bool {
 	return s.toolsFresh && (s.toolsExpire.IsZero() || time.Now().Before(s.toolsExpire))
 }
 
+// ToolsExpiry returns when the tools last returned by ListTools go stale
+// by the freshness the server gave (ttlMs, 2026-07-28); zero when it gave
+// none.
+func (s *ClientSession) ToolsExpiry() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.toolsExpire
+}
+
+// endedConn is a transport connection that can end on its own: a stdio
+// server process that exits.
+type endedConn interface {
+	doneChan() <-chan struct{}
+	endErr() error
+}
+
+// Done returns a channel that is closed when the connection ends: a stdio
+// server exited, or the session was closed. It is nil for transports that
+// hold no connection of their own (HTTP), whose failures show in calls.
+func (s *ClientSession) Done() <-chan struct{} {
+	if e, ok := s.conn.(endedConn); ok {
+		return e.doneChan()
+	}
+	return nil
+}
+
+// Err says why the connection ended, once Done is closed; nil before.
+func (s *ClientSession) Err() error {
+	if e, ok := s.conn.(endedConn); ok {
+		return e.endErr()
+	}
+	return nil
+}
+
 // CallTool calls a tool with arguments given as a JSON object (nil means
 // none). A tool's own failure is a result with IsError set, not an error.
 func (s *ClientSession) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {

@@ -253,7 +253,11 @@ func (c *stdioConn) readOne() bool {
 			}
 			return true
 		}
-		go c.in(c.ctx, m)
+		if m.IsNotification() {
+			c.in(c.ctx, m) // in the order sent; Client.Notify must not block
+		} else {
+			go c.in(c.ctx, m) // a server request, whose answer may take calls of its own
+		}
 		return true
 	}
 }
@@ -426,4 +430,14 @@ func (c *stdioConn) close() error {
 	}
 	<-c.done
 	return nil
+}
+
+// doneChan is closed once the server process has ended (endedConn).
+func (c *stdioConn) doneChan() <-chan struct{} { return c.done }
+
+// endErr says how the server process ended (endedConn).
+func (c *stdioConn) endErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exitErr
 }

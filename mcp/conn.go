@@ -2,6 +2,9 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // sender carries the messages that belong to one request back to the client:
@@ -47,6 +51,11 @@ type conn struct {
 	// the earliest deadline among the requests in flight.
 	timeouts   *time.Timer
 	timeoutsOn bool
+	// session names a stateful connection (a legacy session, a stdio
+	// client) and token digests the credentials of a modern HTTP request:
+	// what the default caller is made of.
+	session    string
+	token      string
 	pending    map[string]chan *jsonrpc.Message
 	listeners  map[*listener]struct{}
 	nextID     atomic.Int64
@@ -86,6 +95,10 @@ type request struct {
 	logLevel      LoggingLevel // "" sends no log messages
 	progressToken json.RawMessage
 
+	// caller is what Server.Caller said, when callerSet.
+	caller    tool.Caller
+	callerSet bool
+
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
 	deadline time.Time
@@ -110,13 +123,43 @@ type request struct {
 
 type requestKey struct{}
 
-// Value returns the request for requestKey; other keys are the
-// connection context's.
+// Value returns the request for requestKey, and its caller for
+// tool.CallerKey; other keys are the connection context's.
 func (r *request) Value(key any) any {
-	if key == (requestKey{}) {
+	switch key {
+	case requestKey{}:
 		return r
+	case tool.CallerKey:
+		if r.callerSet {
+			return r.caller
+		}
+		if v := r.Context.Value(key); v != nil {
+			return v // the embedding program's
+		}
+		return r.defaultCaller()
 	}
 	return r.Context.Value(key)
+}
+
+// defaultCaller is the caller of a request when neither Server.Caller nor
+// the context it is served in names one: the legacy session or stdio
+// connection, else the credentials of a modern HTTP request, else
+// anonymous.
+func (r *request) defaultCaller() tool.Caller {
+	c := tool.Caller{}
+	switch {
+	case r.conn.session != "":
+		c.ID = "session:" + r.conn.session
+	case r.conn.token != "":
+		c.ID = "token:" + r.conn.token
+	}
+	if r.clientInfo != nil {
+		c.Client = r.clientInfo.Name
+		if r.clientInfo.Version != "" {
+			c.Client += "/" + r.clientInfo.Version
+		}
+	}
+	return c
 }
 
 // end ends a request early: its context is cancelled with cause, and a timed
@@ -500,4 +543,21 @@ func (c *conn) listenerList() []*listener {
 		out = append(out, l)
 	}
 	return out
+}
+
+// randomID returns 128 random bits in hex: a name for a connection.
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b)
+}
+
+// credentialDigest names the credentials of a request without keeping
+// them: the first 128 bits of their SHA-256, in hex; "" for none.
+func credentialDigest(credentials string) string {
+	if credentials == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(credentials))
+	return hex.EncodeToString(sum[:16])
 }

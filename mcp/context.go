@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // ErrInputRequired is returned by Elicit, CreateMessage and ListRoots when a
@@ -33,6 +34,8 @@ type RequestInfo struct {
 	// ClientCapabilities are the client's capabilities for this request,
 	// shared like ClientInfo.
 	ClientCapabilities *ClientCapabilities
+	// Caller is who the request is made for (see Server.Caller).
+	Caller tool.Caller
 }
 
 // Request returns what is known about the request ctx belongs to; ok is
@@ -42,7 +45,13 @@ func Request(ctx context.Context) (info RequestInfo, ok bool) {
 	if r == nil {
 		return RequestInfo{}, false
 	}
-	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps}, true
+	return r.info(), true
+}
+
+// info describes the request.
+func (r *request) info() RequestInfo {
+	c, _ := r.Value(tool.CallerKey).(tool.Caller)
+	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: c}
 }
 
 // Progress reports progress of the current request to the client, if it

@@ -327,26 +327,38 @@ func (s *Server) discover(req *request) (any, error) {
 	}, nil
 }
 
-func (s *Server) listTools(req *request) (any, error) {
+// listPage decodes a list request and returns the page of the list that
+// its cursor asks for, with the cursor of the next page ("" at the end).
+func listPage[T any](s *Server, req *request, list func() []T) (page []T, next string, err error) {
 	var p PaginatedParams
 	if err := decode(req, &p); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	all := s.tools.Tools()
+	all := list()
 	start, end, next, err := s.page(p.Cursor, len(all))
+	if err != nil {
+		return nil, "", err
+	}
+	return all[start:end], next, nil
+}
+
+func (s *Server) listTools(req *request) (any, error) {
+	tools, next, err := listPage(s, req, s.tools.Tools)
 	if err != nil {
 		return nil, err
 	}
-	res := &ListToolsResult{Tools: make([]Tool, 0, end-start), NextCursor: next}
-	for _, t := range all[start:end] {
-		res.Tools = append(res.Tools, t.Info())
+	res := &ListToolsResult{Tools: make([]tool.Info, len(tools)), NextCursor: next}
+	for i, t := range tools {
+		res.Tools[i] = t.Info()
 	}
 	return res, nil
 }
 
-// callTool routes tools/call by name. A tool's own failure (bad arguments,
-// an error it returns) is a result with isError set, so a model can read it;
-// only an unknown tool or malformed params are protocol errors.
+// callTool routes tools/call by name through the server's registry, which
+// runs the argument pipeline and the middleware. An error a model can act
+// on (bad arguments, a tool's own error or panic) is a result with isError
+// set, so the model reads it; an unknown tool, malformed params and fatal
+// errors (see tool.ErrFatal) are protocol errors.
 func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	var p CallToolParams
 	if err := p.decode(req); err != nil {
@@ -355,20 +367,31 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	if p.Name == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for tools/call: name is missing")
 	}
-	if _, ok := s.tools.Lookup(p.Name); !ok {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", p.Name)
-	}
 	if err := req.setSubject(p.Name); err != nil {
 		return nil, err
+	}
+	if s.Caller != nil {
+		req.caller = s.Caller(ctx, req.info())
+		req.callerSet = true
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
-		if errors.Is(err, ErrInputRequired) || errors.As(err, &rpcErr) {
+		var unknown *tool.UnknownToolError
+		var panicked *tool.PanicError
+		switch {
+		case errors.As(err, &unknown) && unknown.Gone != nil:
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%v", err)
+		case errors.As(err, &unknown):
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", p.Name)
+		case errors.Is(err, ErrInputRequired) || errors.As(err, &rpcErr):
 			return nil, err
-		}
-		if ctx.Err() != nil {
+		case ctx.Err() != nil:
 			return nil, context.Cause(ctx)
+		case errors.Is(err, tool.ErrFatal):
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "tool %s: %v", p.Name, err)
+		case errors.As(err, &panicked):
+			s.logger().Error("mcp: tool panicked", "tool", panicked.Tool, "panic", panicked.Value, "stack", string(panicked.Stack))
 		}
 		res = tool.ErrorResult(err)
 	}
@@ -380,39 +403,35 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 }
 
 func (s *Server) listResources(req *request) (any, error) {
-	var p PaginatedParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	all := make([]Resource, 0, len(s.resOrder))
-	for _, uri := range s.resOrder {
-		all = append(all, s.resources[uri].res)
-	}
-	s.mu.RUnlock()
-	start, end, next, err := s.page(p.Cursor, len(all))
+	page, next, err := listPage(s, req, func() []Resource {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		all := make([]Resource, len(s.resOrder))
+		for i, uri := range s.resOrder {
+			all[i] = s.resources[uri].res
+		}
+		return all
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &ListResourcesResult{Resources: all[start:end], NextCursor: next}, nil
+	return &ListResourcesResult{Resources: page, NextCursor: next}, nil
 }
 
 func (s *Server) listTemplates(req *request) (any, error) {
-	var p PaginatedParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	all := make([]ResourceTemplate, 0, len(s.templates))
-	for _, t := range s.templates {
-		all = append(all, t.tmpl)
-	}
-	s.mu.RUnlock()
-	start, end, next, err := s.page(p.Cursor, len(all))
+	page, next, err := listPage(s, req, func() []ResourceTemplate {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		all := make([]ResourceTemplate, len(s.templates))
+		for i, t := range s.templates {
+			all[i] = t.tmpl
+		}
+		return all
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &ListResourceTemplatesResult{ResourceTemplates: all[start:end], NextCursor: next}, nil
+	return &ListResourceTemplatesResult{ResourceTemplates: page, NextCursor: next}, nil
 }
 
 // findResource returns the handler for a URI: a fixed resource, else the
@@ -513,21 +532,19 @@ func (s *Server) subscribe(req *request) (any, error) {
 }
 
 func (s *Server) listPrompts(req *request) (any, error) {
-	var p PaginatedParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	all := make([]Prompt, 0, len(s.prOrder))
-	for _, n := range s.prOrder {
-		all = append(all, s.prompts[n].p)
-	}
-	s.mu.RUnlock()
-	start, end, next, err := s.page(p.Cursor, len(all))
+	page, next, err := listPage(s, req, func() []Prompt {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		all := make([]Prompt, len(s.prOrder))
+		for i, n := range s.prOrder {
+			all[i] = s.prompts[n].p
+		}
+		return all
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &ListPromptsResult{Prompts: all[start:end], NextCursor: next}, nil
+	return &ListPromptsResult{Prompts: page, NextCursor: next}, nil
 }
 
 func (s *Server) getPrompt(ctx context.Context, req *request) (any, error) {

@@ -288,6 +288,7 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	}
 	ps := newPostSender(w, nil, true)
 	c := newConn(h.Server, nil)
+	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r, ps, func() { c.serve(r.Context(), msg, ps) })
 }
@@ -542,6 +543,7 @@ func (h *HTTPHandler) newSession() *httpSession {
 	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
+	sess.conn.session = sess.id
 	h.Server.track(sess.conn)
 	h.mu.Lock()
 	defer h.mu.Unlock()

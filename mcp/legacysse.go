@@ -73,6 +73,7 @@ func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
 	sw := startSSE(w)
 	out := &sseSender{w: sw}
 	sess := &sseSession{conn: newConn(h.Server, out), out: out, ctx: r.Context()}
+	sess.conn.session = id
 	h.Server.track(sess.conn)
 	h.mu.Lock()
 	if h.sessions == nil {

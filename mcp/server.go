@@ -82,6 +82,20 @@ type Server struct {
 	// Logger receives the server's own diagnostics (never sent to clients).
 	// Nil discards them.
 	Logger *slog.Logger
+	// Caller, when set, names the caller of each tools/call (what
+	// tool.CallerFrom returns to the tool and the registry's middleware),
+	// as net/http's ConnContext lets a program shape a connection's
+	// context. It gets the request's context, which for HTTP derives from
+	// the *http.Request's (so what the program's own HTTP middleware
+	// stored there, an authenticated user, is at hand), and what is known
+	// of the request, whose Caller is the default.
+	//
+	// The default caller is the legacy session or stdio connection
+	// ("session:…"), else, for a 2026-07-28 HTTP request, a digest of its
+	// Authorization header ("token:…"), else anonymous; a caller that the
+	// context the server runs in already carries (tool.WithCaller) comes
+	// first.
+	Caller func(ctx context.Context, req RequestInfo) tool.Caller
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into
@@ -119,6 +133,8 @@ func (s *Server) init() {
 		s.resources = map[string]*resourceEntry{}
 		s.prompts = map[string]*promptEntry{}
 		s.conns = map[*conn]struct{}{}
+		// Every change to the tools, however made, reaches the clients.
+		s.tools.OnChange(func() { s.listChanged(NotificationToolsListChanged) })
 		s.stateKey = s.StateKey
 		if len(s.stateKey) == 0 {
 			s.stateKey = make([]byte, 32)
@@ -134,26 +150,26 @@ func (s *Server) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// AddTools registers tools. A duplicate name is an error.
+// AddTools registers tools. A duplicate name, or one model providers
+// reject (see tool.CheckName), is an error, and none is added.
 func (s *Server) AddTools(tools ...tool.Tool) error {
 	s.init()
-	if err := s.tools.Add(tools...); err != nil {
-		return err
-	}
-	s.listChanged(NotificationToolsListChanged)
-	return nil
+	return s.tools.Add(tools...)
 }
 
 // RemoveTools unregisters tools by name.
 func (s *Server) RemoveTools(names ...string) {
 	s.init()
-	if s.tools.Remove(names...) {
-		s.listChanged(NotificationToolsListChanged)
-	}
+	s.tools.Remove(names...)
 }
 
-// Tools returns the registry the server routes tools/call through.
-func (s *Server) Tools() *tool.Registry { return &s.tools }
+// Tools returns the registry the server routes tools/call through: add
+// middleware (Use) or sources of tools (SetSource) there. Clients are
+// told of every change to its tools.
+func (s *Server) Tools() *tool.Registry {
+	s.init()
+	return &s.tools
+}
 
 // AddResource registers a resource with a fixed URI.
 func (s *Server) AddResource(r Resource, h ResourceHandler) {

@@ -734,9 +734,8 @@ func TestSharedResultMeta(t *testing.T) {
 // the JSON spells it; escapes are never matched as written.
 func TestToolNameSpelling(t *testing.T) {
 	plain := textTool("add", func(context.Context, map[string]any) (string, error) { return "plain", nil })
-	slashed := textTool(`a\nb`, func(context.Context, map[string]any) (string, error) { return "backslash", nil })
-	lined := textTool("a\nb", func(context.Context, map[string]any) (string, error) { return "newline", nil })
-	c := startStdio(t, newServer(t, plain, slashed, lined))
+	dashed := textTool("a-b", func(context.Context, map[string]any) (string, error) { return "dash", nil })
+	c := startStdio(t, newServer(t, plain, dashed))
 	c.initialize(nil)
 	tests := []struct {
 		raw  string // the name as JSON
@@ -744,13 +743,19 @@ func TestToolNameSpelling(t *testing.T) {
 	}{
 		{`"add"`, "plain"},
 		{`"\u0061dd"`, "plain"},
-		{`"a\\nb"`, "backslash"},
-		{`"a\nb"`, "newline"},
+		{`"a-b"`, "dash"},
+		{`"a\u002db"`, "dash"},
+		{`"a\u002Db"`, "dash"},
 	}
 	for _, tt := range tests {
 		resp := c.call(mcp.MethodToolsCall, json.RawMessage(`{"name":`+tt.raw+`}`))
 		if got, isErr := toolText(t, resp); got != tt.want || isErr {
 			t.Errorf("name %s: got %q (error %v), want %q", tt.raw, got, isErr, tt.want)
 		}
+	}
+	// A backslash written as an escape names no tool.
+	resp := c.call(mcp.MethodToolsCall, json.RawMessage(`{"name":"a\\u002db"}`))
+	if resp.Error == nil || resp.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(resp.Error.Message, "unknown tool") {
+		t.Errorf("a name with a backslash: got %s, want an unknown tool error", resp)
 	}
 }

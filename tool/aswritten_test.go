@@ -50,7 +50,7 @@ func checkAsWritten(t *testing.T, reg *Registry, typed *Typed[writtenIn, written
 	ctx := context.Background()
 	got, gotErr := reg.Call(ctx, "typed", data)
 	var want *Result
-	m, wantErr := typed.Pipeline().Prepare(ctx, data)
+	m, wantErr := pipelineOf(typed).Prepare(ctx, data)
 	if wantErr == nil {
 		want, wantErr = typed.callPrepared(ctx, m)
 	}
@@ -61,7 +61,7 @@ func checkAsWritten(t *testing.T, reg *Registry, typed *Typed[writtenIn, written
 	*raw = nil
 	_, gotErr = reg.Call(ctx, "raw", data)
 	var wantArgs []byte
-	m, wantErr = reg.pipes["raw"].Prepare(ctx, data)
+	m, wantErr = reg.entries["raw"].pipe.Prepare(ctx, data)
 	if wantErr == nil {
 		wantArgs = data
 		if len(m) == 0 {
@@ -99,7 +99,7 @@ func writtenSetup(tb testing.TB) (*Registry, *Typed[writtenIn, writtenIn], **[]b
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if !typed.Pipeline().changesNothing() || typed.Pipeline().validator.AcceptsJSON([]byte(`{"n":1}`)) == false {
+	if !pipelineOf(typed).changesNothing() || pipelineOf(typed).validator.AcceptsJSON([]byte(`{"n":1}`)) == false {
 		tb.Fatal("the typed tool's pipeline cannot take arguments as written")
 	}
 	raw := new(*[]byte)
@@ -126,7 +126,7 @@ func TestCallAsWritten(t *testing.T) {
 		checkAsWritten(t, reg, typed, raw, []byte(s))
 	}
 	for _, s := range []string{`{"n":2}`, ` {"n":1,"m":{"a":1},"any":{"x":[1]},"sub":{"k":"é"}} `} {
-		args, ok := typed.Pipeline().asWritten([]byte(s))
+		args, ok := pipelineOf(typed).asWritten([]byte(s))
 		var in writtenIn
 		if !ok || !typed.assign.assignJSON(reflect.ValueOf(&in).Elem(), args) {
 			t.Errorf("Call(%q) does not take the arguments as written", s)
@@ -134,7 +134,7 @@ func TestCallAsWritten(t *testing.T) {
 	}
 	none := Must(New("none", "No arguments.", func(context.Context, struct{}) (string, error) { return "ok", nil }))
 	for _, s := range []string{``, `null`, ` { } `} {
-		args, ok := none.Pipeline().asWritten([]byte(s))
+		args, ok := pipelineOf(none).asWritten([]byte(s))
 		var in struct{}
 		if !ok || !none.assign.assignJSON(reflect.ValueOf(&in).Elem(), args) {
 			t.Errorf("Call(%q) of a tool without arguments does not take them as written", s)
@@ -152,4 +152,13 @@ func FuzzCallAsWritten(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAsWritten(t, reg, typed, raw, data)
 	})
+}
+
+// pipelineOf compiles the pipeline a registry would run for t.
+func pipelineOf(t Tool) *Pipeline {
+	p, err := NewPipeline(t.Info())
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -30,19 +30,20 @@ type Pipeline struct {
 	values    map[string]any // static injected values (host configuration)
 }
 
-// NewPipeline compiles a pipeline for a tool whose model-facing input schema
-// is inputSchema (empty means an object with no declared properties).
-// injected names the parameters the host fills; values gives those known
-// now (others come from the context, see WithInjected).
-func NewPipeline(toolName string, inputSchema json.RawMessage, injected []string, values map[string]any) (*Pipeline, error) {
+// NewPipeline compiles the pipeline of a tool described by info: its
+// model-facing input schema (empty means an object with no declared
+// properties), the parameters the host injects and the values known for
+// them now (others come from the call's context, see WithInjected).
+func NewPipeline(info Info) (*Pipeline, error) {
+	inputSchema := info.InputSchema
 	if len(bytes.TrimSpace(inputSchema)) == 0 {
 		inputSchema = emptyObjectSchema
 	}
 	v, err := schema.Compile(inputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: input schema: %w", toolName, err)
+		return nil, fmt.Errorf("tool %s: input schema: %w", info.Name, err)
 	}
-	return &Pipeline{tool: toolName, validator: v, injected: injected, values: values}, nil
+	return &Pipeline{tool: info.Name, validator: v, injected: info.Injected, values: info.InjectedValues}, nil
 }
 
 // Injected lists the parameters the host fills.
@@ -229,7 +230,7 @@ func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string
 		}
 		if len(unset) > 0 {
 			sort.Strings(unset)
-			return nil, fmt.Errorf("tool %s: the host has no value for injected parameter(s) %s: configure them (inject) or pass them with tool.WithInjected", p.tool, strings.Join(unset, ", "))
+			return nil, &InjectionError{Tool: p.tool, Unset: unset}
 		}
 	}
 	return m, nil

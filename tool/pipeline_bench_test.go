@@ -50,7 +50,10 @@ func benchTool(b *testing.B) *tool.Typed[benchIn, string] {
 // BenchmarkPipeline is the argument pipeline of one call: parse, drop
 // injected, fill defaults, validate.
 func BenchmarkPipeline(b *testing.B) {
-	p := benchTool(b).Pipeline()
+	p, err := tool.NewPipeline(benchTool(b).Info())
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	raw := json.RawMessage(benchCall)
 	b.ReportAllocs()

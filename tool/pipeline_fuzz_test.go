@@ -79,9 +79,12 @@ type fuzzIn struct {
 	Executor string  `json:"executor" tool:"inject"`
 }
 
-func fuzzSetup(tb testing.TB) (*tool.Pipeline, *schema.Validator, *tool.Typed[fuzzIn, string], context.Context) {
+// fuzzSetup returns a pipeline of fuzzSchema that injects executor, a
+// validator of the same schema, and a registry holding a typed tool
+// "search" with that schema, called with the context returned.
+func fuzzSetup(tb testing.TB) (*tool.Pipeline, *schema.Validator, *tool.Registry, context.Context) {
 	tb.Helper()
-	p, err := tool.NewPipeline("search", json.RawMessage(fuzzSchema), []string{"executor"}, map[string]any{"executor": "host"})
+	p, err := tool.NewPipeline(tool.Info{Name: "search", InputSchema: json.RawMessage(fuzzSchema), Injected: []string{"executor"}, InjectedValues: map[string]any{"executor": "host"}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,14 +101,18 @@ func fuzzSetup(tb testing.TB) (*tool.Pipeline, *schema.Validator, *tool.Typed[fu
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return p, v, typed, tool.WithInjected(context.Background(), map[string]any{"executor": "host"})
+	var reg tool.Registry
+	if err := reg.Add(typed); err != nil {
+		tb.Fatal(err)
+	}
+	return p, v, &reg, tool.WithInjected(context.Background(), map[string]any{"executor": "host"})
 }
 
 // TestPipelineSeeds keeps the seed corpus honest: the calls named ok-*
 // pass the pipeline and the typed tool, those named bad-* are rejected with
 // an *ArgumentsError.
 func TestPipelineSeeds(t *testing.T) {
-	p, _, typed, ctx := fuzzSetup(t)
+	p, _, reg, ctx := fuzzSetup(t)
 	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzPipeline", "*"))
 	if err != nil || len(files) < 15 {
 		t.Fatalf("seed corpus: %d files, %v", len(files), err)
@@ -126,7 +133,7 @@ func TestPipelineSeeds(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, prepErr := p.Prepare(context.Background(), []byte(data))
-			_, callErr := typed.Call(ctx, []byte(data))
+			_, callErr := reg.Call(ctx, "search", []byte(data))
 			switch {
 			case strings.HasPrefix(name, "ok-"):
 				if prepErr != nil || callErr != nil {
@@ -147,9 +154,9 @@ func TestPipelineSeeds(t *testing.T) {
 // conforming calls (the seed corpus in testdata/fuzz/FuzzPipeline). For
 // any input, Prepare must not panic, and must return either arguments the
 // schema accepts, with the host's injected value, or an *ArgumentsError
-// for the model; the same holds for a typed tool's Call.
+// for the model; the same holds for a call of a typed tool through a registry.
 func FuzzPipeline(f *testing.F) {
-	p, v, typed, ctx := fuzzSetup(f)
+	p, v, reg, ctx := fuzzSetup(f)
 	f.Add([]byte(`{"query":"x"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := p.Prepare(context.Background(), data)
@@ -166,7 +173,7 @@ func FuzzPipeline(f *testing.F) {
 			}
 		}
 
-		res, err := typed.Call(ctx, data)
+		res, err := reg.Call(ctx, "search", data)
 		if err != nil {
 			checkArgumentsError(t, "Call", data, err)
 		} else if res == nil {

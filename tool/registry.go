@@ -4,116 +4,219 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
 
-// Registry maps tool names to tools. It is safe for concurrent use; the zero
-// value is an empty registry ready to use.
+// Registry maps tool names to tools and owns every call to them: it runs
+// the argument pipeline, then its middleware, then the tool, recovering a
+// tool's panic. The MCP server and an agent call tools through a Registry,
+// so a tool behaves the same in both places.
+//
+// Tools are added one by one (Add) or as sources whose tools change over
+// time, such as an MCP server's (SetSource). It is safe for concurrent
+// use; the zero value is an empty registry ready to use.
 type Registry struct {
-	mu    sync.RWMutex
-	tools map[string]Tool
-	pipes map[string]*Pipeline
-	order []string // names, sorted, for a deterministic listing
+	mu       sync.RWMutex
+	entries  map[string]*entry
+	order    []string         // names, sorted, for a deterministic listing
+	sources  map[string][]string // a source's tool names
+	gone     map[string]error    // why a removed source's tools are gone
+	mws      []Middleware
+	chain    Handler // mws around invoke; nil without middleware
+	watchers []func()
 }
 
-// piped is a tool that runs its own argument pipeline: its Call takes the
-// model's arguments.
-type piped interface {
-	Pipeline() *Pipeline
+// entry is one registered tool.
+type entry struct {
+	name   string
+	tool   Tool
+	pipe   *Pipeline
+	source string // "" for a tool added on its own
 }
 
-// pipelineFor returns the pipeline a tool's calls go through: its own, or
-// one compiled from its input schema (injecting what an Injector says).
-func pipelineFor(t Tool) (*Pipeline, error) {
-	if p, ok := t.(piped); ok {
-		return p.Pipeline(), nil
+// preparedCaller is a tool that can take the completed arguments decoded,
+// as the pipeline leaves them, doing exactly what Call does with them
+// encoded: the registry spares it the encoding (typed tools).
+type preparedCaller interface {
+	callPrepared(ctx context.Context, args map[string]any) (*Result, error)
+}
+
+// compile makes the entries of tools for source, checking their names.
+func (r *Registry) compile(source string, tools []Tool) ([]*entry, error) {
+	out := make([]*entry, len(tools))
+	seen := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		info := t.Info()
+		if err := CheckName(info.Name); err != nil {
+			return nil, fmt.Errorf("tool registry: %w", err)
+		}
+		if e, dup := r.entries[info.Name]; dup && e.source != source || seen[info.Name] || source == "" && dup {
+			return nil, fmt.Errorf("tool registry: a tool named %q is already registered", info.Name)
+		}
+		seen[info.Name] = true
+		p, err := NewPipeline(info)
+		if err != nil {
+			return nil, fmt.Errorf("tool registry: %w", err)
+		}
+		out[i] = &entry{name: info.Name, tool: t, pipe: p, source: source}
 	}
-	var names []string
-	var values map[string]any
-	if inj, ok := t.(Injector); ok {
-		names, values = inj.Injected()
-	}
-	info := t.Info()
-	return NewPipeline(info.Name, info.InputSchema, names, values)
+	return out, nil
 }
 
-// Injector is implemented by tools with parameters the host fills (for
-// example a remote MCP tool configured with "inject"): it names them, and
-// gives the values it knows. Its Info must not show them to the model.
-type Injector interface {
-	Injected() (names []string, values map[string]any)
-}
-
-// Add registers tools. A name already registered, or an empty name, is an
-// error, and none of the tools of that call is added.
+// Add registers tools. A name already registered, or one that model
+// providers reject (see CheckName), is an error, and none of the tools of
+// that call is added.
 func (r *Registry) Add(tools ...Tool) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	seen := make(map[string]bool, len(tools))
-	pipes := make([]*Pipeline, len(tools))
-	for i, t := range tools {
-		name := t.Info().Name
-		if name == "" {
-			return fmt.Errorf("tool registry: a tool has no name")
-		}
-		if _, dup := r.tools[name]; dup || seen[name] {
-			return fmt.Errorf("tool registry: a tool named %q is already registered", name)
-		}
-		seen[name] = true
-		p, err := pipelineFor(t)
-		if err != nil {
-			return fmt.Errorf("tool registry: %w", err)
-		}
-		pipes[i] = p
+	entries, err := r.compile("", tools)
+	if err == nil {
+		r.insert(entries)
 	}
-	if r.tools == nil {
-		r.tools = make(map[string]Tool, len(tools))
-		r.pipes = make(map[string]*Pipeline, len(tools))
+	r.mu.Unlock()
+	if err == nil && len(tools) > 0 {
+		r.changed()
 	}
-	for i, t := range tools {
-		name := t.Info().Name
-		r.tools[name] = t
-		r.pipes[name] = pipes[i]
-		r.order = append(r.order, name)
+	return err
+}
+
+// insert adds entries and re-sorts the listing; r.mu is held.
+func (r *Registry) insert(entries []*entry) {
+	if r.entries == nil {
+		r.entries = make(map[string]*entry, len(entries))
+	}
+	for _, e := range entries {
+		if _, ok := r.entries[e.name]; !ok {
+			r.order = append(r.order, e.name)
+		}
+		r.entries[e.name] = e
 	}
 	sort.Strings(r.order)
-	return nil
+}
+
+// drop removes the named entries from the map and the listing; r.mu is
+// held.
+func (r *Registry) drop(names []string) bool {
+	removed := false
+	for _, n := range names {
+		if _, ok := r.entries[n]; ok {
+			delete(r.entries, n)
+			removed = true
+		}
+	}
+	if removed {
+		r.order = slices.DeleteFunc(r.order, func(n string) bool { _, ok := r.entries[n]; return !ok })
+	}
+	return removed
 }
 
 // Remove unregisters the named tools; it reports whether any was removed.
 func (r *Registry) Remove(names ...string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	removed := false
-	for _, n := range names {
-		if _, ok := r.tools[n]; ok {
-			delete(r.tools, n)
-			delete(r.pipes, n)
-			removed = true
-		}
-	}
+	removed := r.drop(names)
+	r.mu.Unlock()
 	if removed {
-		kept := r.order[:0]
-		for _, n := range r.order {
-			if _, ok := r.tools[n]; ok {
-				kept = append(kept, n)
-			}
-		}
-		r.order = kept
+		r.changed()
 	}
 	return removed
+}
+
+// SetSource makes tools the tools of the named source (an MCP server, say),
+// replacing those it had, in one step: a listing or a call sees the old
+// set or the new one, never a mix. A name another source or Add already
+// took is an error, and nothing changes.
+func (r *Registry) SetSource(source string, tools []Tool) error {
+	if source == "" {
+		return fmt.Errorf("tool registry: a source needs a name")
+	}
+	r.mu.Lock()
+	entries, err := r.compile(source, tools)
+	if err == nil {
+		r.drop(r.sources[source])
+		r.insert(entries)
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.name
+			delete(r.gone, e.name)
+		}
+		if r.sources == nil {
+			r.sources = map[string][]string{}
+		}
+		r.sources[source] = names
+	}
+	r.mu.Unlock()
+	if err == nil {
+		r.changed()
+	}
+	return err
+}
+
+// RemoveSource removes the tools of the named source. Until the source is
+// set again, a call to one of them fails with an *UnknownToolError that
+// says why, from why.
+func (r *Registry) RemoveSource(source string, why error) {
+	r.mu.Lock()
+	names := r.sources[source]
+	delete(r.sources, source)
+	removed := r.drop(names)
+	if why != nil {
+		if r.gone == nil {
+			r.gone = map[string]error{}
+		}
+		for _, n := range names {
+			r.gone[n] = why
+		}
+	}
+	r.mu.Unlock()
+	if removed {
+		r.changed()
+	}
+}
+
+// OnChange registers f to be called after every change to the set of
+// tools (Add, Remove, SetSource, RemoveSource), on the goroutine that made
+// it. The MCP server uses it to tell clients that its tool list changed.
+func (r *Registry) OnChange(f func()) {
+	r.mu.Lock()
+	r.watchers = append(r.watchers, f)
+	r.mu.Unlock()
+}
+
+func (r *Registry) changed() {
+	r.mu.RLock()
+	ws := r.watchers
+	r.mu.RUnlock()
+	for _, f := range ws {
+		f()
+	}
+}
+
+// Use adds middleware: every call from now on runs through it, the first
+// added outermost. Panic recovery is always the innermost layer.
+func (r *Registry) Use(mw ...Middleware) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mws = append(r.mws, mw...)
+	h := Handler(r.invoke)
+	for i := len(r.mws) - 1; i >= 0; i-- {
+		h = r.mws[i](h)
+	}
+	r.chain = h
 }
 
 // Lookup returns the named tool.
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	t, ok := r.tools[name]
-	return t, ok
+	e, ok := r.entries[name]
+	if !ok {
+		return nil, false
+	}
+	return e.tool, true
 }
 
 // Name returns the registered tool name spelled b, as the registry holds
@@ -121,11 +224,11 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 func (r *Registry) Name(b []byte) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	p, ok := r.pipes[string(b)]
+	e, ok := r.entries[string(b)]
 	if !ok {
 		return "", false
 	}
-	return p.tool, true
+	return e.name, true
 }
 
 // Tools returns the registered tools ordered by name.
@@ -134,7 +237,7 @@ func (r *Registry) Tools() []Tool {
 	defer r.mu.RUnlock()
 	out := make([]Tool, len(r.order))
 	for i, n := range r.order {
-		out[i] = r.tools[n]
+		out[i] = r.entries[n].tool
 	}
 	return out
 }
@@ -143,56 +246,104 @@ func (r *Registry) Tools() []Tool {
 func (r *Registry) Len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.tools)
+	return len(r.entries)
 }
 
-// UnknownToolError reports a call to a tool the registry does not have.
-type UnknownToolError struct {
-	Name  string
-	Known []string
+// Pipeline returns the argument pipeline of the named tool.
+func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	if !ok {
+		return nil, false
+	}
+	return e.pipe, true
 }
 
-func (e *UnknownToolError) Error() string {
-	return fmt.Sprintf("unknown tool %q (tools: %s)", e.Name, strings.Join(e.Known, ", "))
-}
-
-// Call calls the named tool with the model's arguments through the one
-// argument pipeline: parse, drop and add injected parameters, fill
-// defaults, validate, call. Bad arguments give an *ArgumentsError, an
-// unknown name an *UnknownToolError; the tool's own failure is its error.
-// Use ErrorResult to turn any of them into a result for the model.
+// Call calls the named tool with the model's arguments: the argument
+// pipeline completes and checks them (parse, drop injected parameters the
+// model sent, fill defaults, validate, add injected values), the
+// middleware sees the call, and the tool runs.
+//
+// Errors a model can act on are an *ArgumentsError for bad arguments, an
+// *UnknownToolError for an unknown name, a *PanicError for a tool that
+// panicked, or the tool's own error; show them with ErrorResult. Fatal
+// errors (see ErrFatal) end a run: an *InjectionError, and any error once
+// ctx is done.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
 	r.mu.RLock()
-	t, ok := r.tools[name]
-	p := r.pipes[name]
-	var known []string
+	e, ok := r.entries[name]
+	chain := r.chain
+	var unknown *UnknownToolError
 	if !ok {
-		known = append(known, r.order...)
+		unknown = &UnknownToolError{Name: name, Known: closest(name, r.order, 10), Gone: r.gone[name]}
 	}
 	r.mu.RUnlock()
 	if !ok {
-		return nil, &UnknownToolError{Name: name, Known: known}
+		return nil, unknown
 	}
-	if _, ok := t.(piped); ok {
-		return t.Call(ctx, args) // through p, its own pipeline
+	c := Call{Name: e.name, Tool: e.tool}
+	if raw, ok := e.pipe.asWritten(args); ok {
+		// Checked without decoding and complete as written: the tool gets
+		// the arguments as the model wrote them ({} for none).
+		c.args = args
+		if jsonvalue.SkipSpace(raw, 1) == len(raw)-1 {
+			c.args = noMembers
+		}
+	} else {
+		m, err := e.pipe.Prepare(ctx, args)
+		if err != nil {
+			return nil, r.fatalIfDone(ctx, err)
+		}
+		c.m = m
+		switch {
+		case e.pipe.changesNothing() && len(m) > 0:
+			c.args = args // checked and complete as written
+		case len(e.pipe.injected) > 0:
+			// Injected values may be of any Go type: encode them now, so
+			// that a value that is no JSON value fails here, clearly.
+			b, err := jsonvalue.Append(nil, m)
+			if err != nil {
+				return nil, Fatal(fmt.Errorf("tool %s: encoding the completed arguments (injected values must be JSON values): %w", name, err))
+			}
+			c.args = b
+		}
 	}
-	if raw, ok := p.asWritten(args); ok && jsonvalue.SkipSpace(raw, 1) < len(raw)-1 {
-		// Checked without decoding and not empty: the tool gets the
-		// arguments as written, as below; an empty object goes below to
-		// be written {}.
-		return t.Call(ctx, args)
+	var res *Result
+	var err error
+	if chain == nil {
+		res, err = r.invoke(ctx, &c)
+	} else {
+		mc := c // the middleware keeps a pointer: only this copy escapes
+		res, err = chain(ctx, &mc)
 	}
-	m, err := p.Prepare(ctx, args)
 	if err != nil {
-		return nil, err
+		err = r.fatalIfDone(ctx, err)
 	}
-	if p.changesNothing() && len(m) > 0 {
-		// Checked and complete as written: spare the tool a re-encoding.
-		return t.Call(ctx, args)
+	return res, err
+}
+
+// fatalIfDone makes err fatal when ctx is done: the call failed because
+// its caller gave up, which no model can repair.
+func (r *Registry) fatalIfDone(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return Fatal(err)
 	}
-	completed, err := jsonvalue.Append(nil, m)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: encoding the completed arguments: %w", name, err)
+	return err
+}
+
+// invoke is the innermost handler: it calls the tool, turning a panic into
+// a *PanicError.
+func (r *Registry) invoke(ctx context.Context, c *Call) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, &PanicError{Tool: c.Name, Value: p, Stack: debug.Stack()}
+		}
+	}()
+	if c.m != nil {
+		if t, ok := c.Tool.(preparedCaller); ok {
+			return t.callPrepared(ctx, c.m)
+		}
 	}
-	return t.Call(ctx, completed)
+	return c.Tool.Call(ctx, c.Args())
 }

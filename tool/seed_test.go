@@ -29,16 +29,6 @@ const optimizeSchema = `{"type":"object","required":["input_structure","model_pa
 // configured is the host configuration's inject block for the tool.
 const configured = `{"executor":{"type":"dispatcher","machine":"c32_m64_cpu"},"storage":{"type":"https","plugin":"bohrium"}}`
 
-// remoteTool stands for a tool whose host injects executor and storage.
-type remoteTool struct {
-	tool.Func
-	values map[string]any
-}
-
-func (r remoteTool) Injected() ([]string, map[string]any) {
-	return []string{"executor", "storage"}, r.values
-}
-
 func newOptimize(t *testing.T, got *map[string]any) tool.Tool {
 	t.Helper()
 	var values map[string]any
@@ -49,8 +39,11 @@ func newOptimize(t *testing.T, got *map[string]any) tool.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return remoteTool{values: values, Func: tool.Func{
-		Def: tool.Info{Name: "optimize_structure", Description: "Perform geometry optimization...", InputSchema: modelSchema},
+	// A tool whose host injects executor and storage, as a remote tool
+	// configured with "inject" is.
+	return tool.Func{
+		Def: tool.Info{Name: "optimize_structure", Description: "Perform geometry optimization...", InputSchema: modelSchema,
+			Injected: []string{"executor", "storage"}, InjectedValues: values},
 		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
 			*got = nil
 			if err := json.Unmarshal(args, got); err != nil {
@@ -58,7 +51,7 @@ func newOptimize(t *testing.T, got *map[string]any) tool.Tool {
 			}
 			return tool.Text("optimized"), nil
 		},
-	}}
+	}
 }
 
 // Seed 004: the model fills three arguments; the pipeline completes the
@@ -137,11 +130,15 @@ func TestSeed004TypedTool(t *testing.T) {
 			got = in
 			return "optimized", nil
 		}))
+	var reg tool.Registry
+	if err := reg.Add(opt); err != nil {
+		t.Fatal(err)
+	}
 	var values map[string]any
 	_ = json.Unmarshal([]byte(configured), &values)
 	ctx := tool.WithInjected(context.Background(), values)
 	sneaky := `{"input_structure":"a.cif","model_path":"m.pt","relax_cell":false,"storage":{"bucket":"attacker"}}`
-	if _, err := opt.Call(ctx, json.RawMessage(sneaky)); err != nil {
+	if _, err := reg.Call(ctx, "optimize_structure", json.RawMessage(sneaky)); err != nil {
 		t.Fatal(err)
 	}
 	want := optimizeArgs{InputStructure: "a.cif", ModelPath: "m.pt", Head: "Omat24", ForceTolerance: 0.01, MaxIterations: 100,
@@ -149,7 +146,8 @@ func TestSeed004TypedTool(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("typed arguments:\n got %+v\nwant %+v", got, want)
 	}
-	params, err := opt.Pipeline().Parameters(json.RawMessage(`{"input_structure":"a.cif","relax_cell":true}`))
+	p, _ := reg.Pipeline("optimize_structure")
+	params, err := p.Parameters(json.RawMessage(`{"input_structure":"a.cif","relax_cell":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +162,9 @@ func TestSeed004TypedTool(t *testing.T) {
 	if !reflect.DeepEqual(params, wantParams) {
 		t.Errorf("Parameters:\n got %v\nwant %v", params, wantParams)
 	}
-	if _, err := opt.Call(context.Background(), json.RawMessage(`{"input_structure":"a.cif","model_path":"m.pt"}`)); err == nil ||
+	if _, err := reg.Call(context.Background(), "optimize_structure", json.RawMessage(`{"input_structure":"a.cif","model_path":"m.pt"}`)); !errors.Is(err, tool.ErrFatal) ||
 		!strings.Contains(err.Error(), "executor") {
-		t.Errorf("a call without injected values should name them, got %v", err)
+		t.Errorf("a call without injected values should fail fatally, naming them; got %v", err)
 	}
 }
 

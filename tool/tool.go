@@ -14,11 +14,17 @@ import (
 
 // Tool is anything that can be described to a model and called.
 //
-// Call receives the arguments as raw JSON (an object) and returns the result
-// meant for the model. A returned error is turned into an error result (see
-// ErrorResult) by the callers in this module, so a model can read it and
-// repair its call; return a Result with IsError set to choose the text
-// yourself.
+// Call receives the completed arguments as a JSON object: the model's
+// arguments after the argument pipeline ran over them (see Pipeline), with
+// defaults filled, injected parameters added, and the input schema
+// satisfied. Only a Registry runs the pipeline, so a tool is called through
+// a Registry; a tool that wraps another passes the arguments on as it got
+// them, and wrapping never changes what a call does.
+//
+// Call returns the result meant for the model. A returned error is shown to
+// the model as an error result (see ErrorResult), so it can repair its call,
+// unless it is fatal (see ErrFatal); return a Result with IsError set to
+// choose the text yourself.
 type Tool interface {
 	Info() Info
 	Call(ctx context.Context, args json.RawMessage) (*Result, error)
@@ -43,6 +49,18 @@ type Info struct {
 	Icons []Icon `json:"icons,omitempty"`
 	// Meta is free-form metadata (MCP's _meta).
 	Meta map[string]any `json:"_meta,omitempty"`
+
+	// Injected names the parameters the host fills, never the model
+	// (seed 004's system parameters: an executor, a storage
+	// configuration). They are not in InputSchema, which is what a model
+	// sees; anything a model sends for them is dropped. They are never
+	// sent over MCP.
+	Injected []string `json:"-"`
+	// InjectedValues gives values of injected parameters known when the
+	// tool was defined (a host's configuration); values a call's context
+	// carries (WithInjected) take precedence. Values are JSON values: Go
+	// objects that tools share belong in the run context (WithRunContext).
+	InjectedValues map[string]any `json:"-"`
 }
 
 // emptyObjectSchema is the input schema of a tool that takes no arguments.

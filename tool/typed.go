@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,12 +12,11 @@ import (
 )
 
 // Typed is a tool made from a Go function: New infers its input schema from
-// In and its output schema from Out, and every call goes through the
-// argument pipeline before the function sees a typed In.
+// In and its output schema from Out, and a call fills an In from the
+// completed arguments before the function sees it.
 type Typed[In, Out any] struct {
 	info   Info
 	fn     func(context.Context, In) (Out, error)
-	pipe   *Pipeline
 	assign *assigner
 }
 
@@ -32,7 +32,7 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: input type: %w", name, err)
 	}
-	info := Info{Name: name, Description: description, InputSchema: in.Schema}
+	info := Info{Name: name, Description: description, InputSchema: in.Schema, Injected: in.Injected}
 	if out := reflect.TypeFor[Out](); out != reflect.TypeFor[string]() && out != reflect.TypeFor[*Result]() && out.Kind() == reflect.Struct ||
 		out.Kind() == reflect.Pointer && out.Elem().Kind() == reflect.Struct && out != reflect.TypeFor[*Result]() {
 		os, err := schema.ForType(out)
@@ -41,11 +41,7 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 		}
 		info.OutputSchema = os.Schema
 	}
-	pipe, err := NewPipeline(name, in.Schema, in.Injected, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &Typed[In, Out]{info: info, fn: fn, pipe: pipe, assign: newAssigner(reflect.TypeFor[In]())}, nil
+	return &Typed[In, Out]{info: info, fn: fn, assign: newAssigner(reflect.TypeFor[In]())}, nil
 }
 
 // Must returns t, or panics on err: for tools defined at start-up.
@@ -61,45 +57,46 @@ func Must[T Tool](t T, err error) T {
 func (t *Typed[In, Out]) Info() Info { return t.info }
 
 // WithInfo returns a copy of t whose description is changed by edit (the
-// name and schemas are kept).
+// name, the schemas and the injected parameters are kept).
 func (t *Typed[In, Out]) WithInfo(edit func(*Info)) *Typed[In, Out] {
 	c := *t
 	edit(&c.info)
 	c.info.Name, c.info.InputSchema, c.info.OutputSchema = t.info.Name, t.info.InputSchema, t.info.OutputSchema
+	c.info.Injected = t.info.Injected
 	return &c
 }
 
-// Pipeline returns the tool's argument pipeline.
-func (t *Typed[In, Out]) Pipeline() *Pipeline { return t.pipe }
-
-// Call runs the argument pipeline over args, then the function.
-//
-// When the pipeline has nothing to add to args (no defaults, nothing
-// injected) and the schema certainly accepts them as written, In is
-// filled straight from the JSON, exactly as from the map Prepare would
-// return, and no map is built; otherwise, or when In cannot be filled
-// that way, Prepare runs.
+// Call fills an In from the completed arguments and calls the function.
+// Arguments that do not fit In (which the pipeline rules out for its own
+// schema) are an *ArgumentsError.
 func (t *Typed[In, Out]) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
-	if raw, ok := t.pipe.asWritten(args); ok {
-		var in In
-		if t.assign.assignJSON(reflect.ValueOf(&in).Elem(), raw) {
-			return t.run(ctx, in)
-		}
+	var in In
+	raw := bytes.TrimSpace(args)
+	if noArguments(raw) {
+		raw = noMembers
 	}
-	m, err := t.pipe.Prepare(ctx, args)
+	if t.assign.assignJSON(reflect.ValueOf(&in).Elem(), raw) {
+		return t.run(ctx, in)
+	}
+	// A shape filled from the generic form only (an integer written 2.0).
+	v, err := jsonvalue.Decode(raw)
 	if err != nil {
-		return nil, err
+		return nil, t.misfit(err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, t.misfit(fmt.Errorf("arguments must be a JSON object, got %s", kindOfValue(v)))
 	}
 	return t.callPrepared(ctx, m)
 }
 
-// callPrepared calls the function with arguments the pipeline completed.
+// callPrepared calls the function with the arguments the pipeline
+// completed, decoded: what Call does with them encoded, without encoding
+// them. The registry uses it when the arguments reach the tool unchanged.
 //
-// In is filled from the completed map, not from the model's JSON: that is
-// what the pipeline checked, defaults and injected values included, and a
-// number the schema accepts as an integer (2.0) reaches an int field as 2.
-// The usual shapes are filled directly; the rest, by encoding the map and
-// decoding it into In, which the direct way matches.
+// A number the schema accepts as an integer (2.0) reaches an int field
+// as 2, as it would through its encoding. The usual shapes are filled
+// directly; the rest, by encoding the map and decoding it into In.
 func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*Result, error) {
 	var in In
 	if !t.assign.assign(reflect.ValueOf(&in).Elem(), m) {
@@ -109,10 +106,15 @@ func (t *Typed[In, Out]) callPrepared(ctx context.Context, m map[string]any) (*R
 			err = json.Unmarshal(b, &in)
 		}
 		if err != nil {
-			return nil, &ArgumentsError{Tool: t.info.Name, Syntax: "arguments do not fit the tool's parameters: " + err.Error()}
+			return nil, t.misfit(err)
 		}
 	}
 	return t.run(ctx, in)
+}
+
+// misfit reports arguments that do not fit In.
+func (t *Typed[In, Out]) misfit(err error) error {
+	return &ArgumentsError{Tool: t.info.Name, Syntax: "arguments do not fit the tool's parameters: " + err.Error()}
 }
 
 // run calls the function with in and makes its result.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolwire/toolwire/tool"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -43,11 +45,15 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestTimeTools(t *testing.T) {
+	var reg tool.Registry
+	if err := reg.Add(Tools()...); err != nil {
+		t.Fatal(err)
+	}
 	byName := map[string]func(string) (string, error){}
 	for _, tl := range Tools() {
-		tl := tl
-		byName[tl.Info().Name] = func(args string) (string, error) {
-			res, err := tl.Call(context.Background(), json.RawMessage(args))
+		name := tl.Info().Name
+		byName[name] = func(args string) (string, error) {
+			res, err := reg.Call(context.Background(), name, json.RawMessage(args))
 			if err != nil {
 				return "", err
 			}

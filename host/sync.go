@@ -1,0 +1,110 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/tool"
+)
+
+// Sync keeps the tools of reg in step with the configured servers, each a
+// source of reg named after the server (see tool.Registry.SetSource). It
+// connects to every server at once and returns when each has been tried:
+// the error joins a *ServerError for each server that failed (those are
+// retried in the background, with backoff).
+//
+// From then on, until ctx ends, a server's tools are listed again when it
+// says its list changed (notifications/tools/list_changed) and when the
+// freshness it gave (ttlMs) runs out. A server that goes away (a stdio
+// server that exits, a call that finds its transport gone) has its tools
+// removed, with the reason, and is restarted; its tools come back once it
+// answers again. A listing of reg is never a mix of old and new tools.
+func (h *Host) Sync(ctx context.Context, reg *tool.Registry) error {
+	names := h.ServerNames()
+	errs := make([]error, len(names))
+	var first sync.WaitGroup
+	for i, n := range names {
+		srv, err := h.server(n)
+		if err != nil {
+			errs[i] = &ServerError{Server: n, Err: err}
+			continue
+		}
+		first.Add(1)
+		go srv.sync(ctx, reg, func(err error) {
+			if err != nil {
+				errs[i] = &ServerError{Server: n, Err: err}
+			}
+			first.Done()
+		})
+	}
+	first.Wait()
+	return errors.Join(errs...)
+}
+
+// sync keeps the server's tools in reg until ctx ends; tried is called
+// once, with the outcome of the first attempt.
+func (s *server) sync(ctx context.Context, reg *tool.Registry, tried func(error)) {
+	report := func(err error) {
+		if tried != nil {
+			tried(err)
+			tried = nil
+		}
+	}
+	defer func() { report(ctx.Err()) }()
+	defer reg.RemoveSource(s.cfg.Name, fmt.Errorf("server %q is no longer connected", s.cfg.Name))
+	retry := 0 // consecutive failed listings on a live session
+	for ctx.Err() == nil {
+		sess, err := s.connected(ctx)
+		if err != nil {
+			reg.RemoveSource(s.cfg.Name, err)
+			report(err)
+			continue // connected waits out the backoff
+		}
+		err = s.publish(ctx, reg)
+		report(err)
+		var wait <-chan time.Time
+		if err != nil {
+			retry++
+			wait = time.After(max(backoff(retry+1), time.Second))
+		} else if retry = 0; !sess.ToolsExpiry().IsZero() {
+			wait = time.After(time.Until(sess.ToolsExpiry()))
+		}
+		// Wait for a reason to list again.
+		select {
+		case <-ctx.Done():
+		case <-s.changed:
+		case <-wait:
+		case <-sess.Done():
+			err := sess.Err()
+			if err == nil {
+				err = fmt.Errorf("server %q closed its connection", s.cfg.Name)
+			}
+			reg.RemoveSource(s.cfg.Name, err)
+			s.broken(sess, err)
+		}
+	}
+}
+
+// publish lists the server's tools and makes them its tools in reg. A
+// failure removes them, saying why.
+func (s *server) publish(ctx context.Context, reg *tool.Registry) error {
+	defs, err := s.listTools(ctx)
+	if err == nil {
+		rts := s.remoteTools(defs)
+		tools := make([]tool.Tool, len(rts))
+		for i, rt := range rts {
+			tools[i] = rt
+		}
+		err = reg.SetSource(s.cfg.Name, tools)
+		if err != nil {
+			err = fmt.Errorf("server %q: %w: set a \"prefix\" for it in %s", s.cfg.Name, err, s.host.Config.Path)
+		}
+	}
+	if err != nil {
+		reg.RemoveSource(s.cfg.Name, err)
+	}
+	return err
+}

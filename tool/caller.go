@@ -1,0 +1,42 @@
+package tool
+
+import "context"
+
+// Caller identifies who a call is made for, so that tools and middleware
+// can keep state per caller (handles) and refuse what a caller may not do.
+//
+// The MCP server sets it for each request (see mcp.Server.Caller); an
+// in-process host sets it with WithCaller. Tools read it with CallerFrom.
+type Caller struct {
+	// ID is stable across a caller's calls and differs between callers:
+	// "session:…" for a legacy MCP session, "token:…" for a 2026-07-28
+	// request carrying credentials (a digest of them, never the
+	// credentials), or what the embedding program chose. Empty means
+	// anonymous: a caller that cannot be told apart from other anonymous
+	// callers.
+	ID string
+	// Client names the client program as it introduced itself (MCP
+	// clientInfo), for display and logs; it proves nothing.
+	Client string
+}
+
+type callerKey struct{}
+
+// CallerKey is the context key under which a Caller is stored (as a
+// Caller value). It is exported for packages that keep a context of their
+// own, as the MCP server's requests do; use WithCaller and CallerFrom
+// otherwise.
+var CallerKey any = callerKey{}
+
+// WithCaller returns a context carrying c as the caller of every call made
+// with it.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, CallerKey, c)
+}
+
+// CallerFrom returns the caller ctx carries; ok is false when it carries
+// none.
+func CallerFrom(ctx context.Context) (c Caller, ok bool) {
+	c, ok = ctx.Value(CallerKey).(Caller)
+	return c, ok
+}

@@ -54,12 +54,12 @@ type conn struct {
 	// session names a stateful connection (a legacy session, a stdio
 	// client) and token digests the credentials of a modern HTTP request:
 	// what the default caller is made of.
-	session    string
-	token      string
-	pending    map[string]chan *jsonrpc.Message
-	listeners  map[*listener]struct{}
-	nextID     atomic.Int64
-	wg         sync.WaitGroup // requests served on their own goroutine
+	session   string
+	token     string
+	pending   map[string]chan *jsonrpc.Message
+	listeners map[*listener]struct{}
+	nextID    atomic.Int64
+	wg        sync.WaitGroup // requests served on their own goroutine
 }
 
 func newConn(s *Server, out sender) *conn {

@@ -23,7 +23,7 @@ import (
 type Registry struct {
 	mu       sync.RWMutex
 	entries  map[string]*entry
-	order    []string         // names, sorted, for a deterministic listing
+	order    []string            // names, sorted, for a deterministic listing
 	sources  map[string][]string // a source's tool names
 	gone     map[string]error    // why a removed source's tools are gone
 	mws      []Middleware

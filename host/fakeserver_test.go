@@ -26,17 +26,26 @@ func TestMain(m *testing.M) {
 
 func fakeServer(mode string) int {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "fake", Version: "1"}}
-	_ = srv.AddTools(
-		tool.Func{Def: tool.Info{Name: "ping"}, Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("pong"), nil }},
-		tool.Func{
-			Def: tool.Info{Name: "weather", OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
-			Fn: func(context.Context, json.RawMessage) (*tool.Result, error) {
-				return &tool.Result{Content: []tool.Content{tool.TextContent("warm")}, StructuredContent: map[string]any{"celsius": "warm"}}, nil
+	switch mode {
+	case "live":
+		_ = srv.AddTools(liveTools(srv)...)
+	case "wind":
+		_ = srv.AddTools(remoteWindTool())
+	default:
+		_ = srv.AddTools(
+			tool.Func{Def: tool.Info{Name: "ping"}, Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("pong"), nil }},
+			tool.Func{
+				Def: tool.Info{Name: "weather", OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
+				Fn: func(context.Context, json.RawMessage) (*tool.Result, error) {
+					return &tool.Result{Content: []tool.Content{tool.TextContent("warm")}, StructuredContent: map[string]any{"celsius": "warm"}}, nil
+				},
 			},
-		},
-	)
+		)
+	}
 	var out io.Writer = os.Stdout
 	switch mode {
+	case "dotted":
+		return dottedServer(os.Stdin, os.Stdout)
 	case "silent":
 		_, _ = io.Copy(io.Discard, os.Stdin) // reads everything, answers nothing
 		return 0
@@ -119,4 +128,40 @@ func TestMisbehavingServers(t *testing.T) {
 			t.Errorf("result = %+v; want an error naming the output schema and the bad field", res)
 		}
 	})
+}
+
+// dottedServer is a minimal legacy MCP server of its own, for a tool name
+// that toolwire's server refuses but MCP allows: files.read/v2.
+func dottedServer(r io.Reader, w io.Writer) int {
+	dec := json.NewDecoder(r)
+	enc := json.NewEncoder(w)
+	for {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := dec.Decode(&req); err != nil {
+			return 0
+		}
+		if req.ID == nil {
+			continue // a notification
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "dotted", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": []any{map[string]any{"name": "files.read/v2", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}}}}
+		case "tools/call":
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("%s read %v", req.Params.Name, req.Params.Arguments["path"])}}}
+		default:
+			_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			continue
+		}
+		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	}
 }

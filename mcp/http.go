@@ -235,7 +235,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case msg.Method == MethodInitialize && !IsModern(r.Header.Get(HeaderProtocolVersion)) && !isModernBody(msg):
-		sess := h.newSession()
+		sess := h.newSession(r)
 		h.legacy(w, r, sess, msg)
 	case msg.IsResponse():
 		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a response was sent without an %s header: responses belong to a legacy session", HeaderSessionID))
@@ -536,10 +536,14 @@ func numericEqual(header string, body any) bool {
 
 // sessions
 
-func (h *HTTPHandler) newSession() *httpSession {
+// newSession starts a legacy session for its initialize request r. The
+// session's requests run in a context that keeps r's values (what the
+// program's HTTP middleware stored there, such as the caller), though not
+// its cancellation.
+func (h *HTTPHandler) newSession(r *http.Request) *httpSession {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)

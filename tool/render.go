@@ -61,7 +61,7 @@ func (r *Result) ForModel() ModelView {
 			line(c.Text)
 		case TypeImage, TypeAudio:
 			v.Attachments = append(v.Attachments, Attachment{Type: c.Type, MimeType: c.MimeType, Data: c.Data})
-			line(fmt.Sprintf("[%s %d: %s, %d bytes, attached]", c.Type, len(v.Attachments), orUnknown(c.MimeType), base64.StdEncoding.DecodedLen(len(c.Data))))
+			line(fmt.Sprintf("[%s %d: %s, %d bytes, attached]", c.Type, len(v.Attachments), orUnknown(c.MimeType), decodedSize(c.Data)))
 		case TypeResource:
 			if c.Resource != nil {
 				line(resourceExcerpt(c.Resource))
@@ -86,6 +86,11 @@ func (r *Result) ForModel() ModelView {
 	return v
 }
 
+// decodedSize is the size of the data base64 text encodes.
+func decodedSize(b64 string) int {
+	return base64.StdEncoding.DecodedLen(len(b64)) - (len(b64) - len(strings.TrimRight(b64, "=")))
+}
+
 func orUnknown(mime string) string {
 	if mime == "" {
 		return "unknown type"
@@ -97,7 +102,7 @@ func orUnknown(mime string) string {
 // text.
 func resourceExcerpt(rc *ResourceContents) string {
 	if rc.Blob != "" {
-		return fmt.Sprintf("[resource %s: %s, %d bytes of binary data]", rc.URI, orUnknown(rc.MimeType), base64.StdEncoding.DecodedLen(len(rc.Blob)))
+		return fmt.Sprintf("[resource %s: %s, %d bytes of binary data]", rc.URI, orUnknown(rc.MimeType), decodedSize(rc.Blob))
 	}
 	head := fmt.Sprintf("[resource %s", rc.URI)
 	if rc.MimeType != "" {

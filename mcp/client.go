@@ -282,15 +282,17 @@ func (s *ClientSession) Close() error {
 	return s.conn.close()
 }
 
-// paramsCarrier is satisfied by every params struct: it embeds Params.
-type paramsCarrier interface{ params() *Params }
+// RequestParams is implemented by the params of every request of this
+// package (each *XxxParams type, and *Params itself): they embed Params,
+// which carries the request's _meta.
+type RequestParams interface{ params() *Params }
 
 // Call sends a request and decodes its result into result (which may be
 // nil). params embeds Params (any *XxxParams of this package) or is nil. In
 // the modern era it carries the request's _meta and, when the server
 // answers input_required, fulfils the input requests with the client's
 // handlers and retries. A JSON-RPC error comes back as a *jsonrpc.Error.
-func (s *ClientSession) Call(ctx context.Context, method string, params paramsCarrier, result any) error {
+func (s *ClientSession) Call(ctx context.Context, method string, params RequestParams, result any) error {
 	if params == nil {
 		params = &Params{}
 	}

@@ -70,16 +70,16 @@ func (t *stderrTail) String() string {
 // them. Between calls, an idle reader picks up what the server sends on its
 // own (notifications, requests) after idleReadDelay.
 type stdioConn struct {
-	name   string
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.Reader
-	lr     *jsonrpc.LineReader
-	w      *jsonrpc.LineWriter
-	tail   *stderrTail
-	in     inboundFunc
-	ctx    context.Context // ends when the process does
-	cancel context.CancelFunc
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.Reader
+	lr      *jsonrpc.LineReader
+	w       *jsonrpc.LineWriter
+	tail    *stderrTail
+	inbound inboundRunner
+	ctx     context.Context // ends when the process does
+	cancel  context.CancelFunc
 	// deadline sets the read deadline of stdout; nil when stdout has
 	// none, and then only background goroutines read.
 	deadline func(time.Time) error
@@ -131,7 +131,7 @@ func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientC
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &stdioConn{name: t.Command, cmd: cmd, stdin: stdin, stdout: stdout, lr: jsonrpc.NewLineReader(stdout, t.MaxMessageSize),
-		w: jsonrpc.NewLineWriter(stdin), tail: tail, in: in,
+		w: jsonrpc.NewLineWriter(stdin), tail: tail, inbound: inboundRunner{in: in, ctx: cctx},
 		ctx: cctx, cancel: cancel, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
 	if f, ok := stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
 		c.deadline = f.SetReadDeadline
@@ -253,11 +253,7 @@ func (c *stdioConn) readOne() bool {
 			}
 			return true
 		}
-		if m.IsNotification() {
-			c.in(c.ctx, m) // in the order sent; Client.Notify must not block
-		} else {
-			go c.in(c.ctx, m) // a server request, whose answer may take calls of its own
-		}
+		c.inbound.handle(m) // notifications in the order sent
 		return true
 	}
 }
@@ -424,11 +420,13 @@ func (c *stdioConn) close() error {
 		step()
 		select {
 		case <-c.done:
+			c.inbound.wait(inboundWaitTimeout)
 			return nil
 		case <-time.After(2 * time.Second):
 		}
 	}
 	<-c.done
+	c.inbound.wait(inboundWaitTimeout)
 	return nil
 }
 

@@ -54,12 +54,10 @@ func (s *Server) dispatch(ctx context.Context, req *request) (any, error) {
 	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q", req.method)
 }
 
-type withParams interface{ params() *Params }
-
 // decode reads the request's params into p and settles the request's era:
 // modern when _meta names a protocol version, legacy when the connection
 // has been initialized; anything else is refused.
-func decode(req *request, p withParams) error {
+func decode(req *request, p RequestParams) error {
 	if err := unmarshalParams(req, p); err != nil {
 		return err
 	}
@@ -67,7 +65,7 @@ func decode(req *request, p withParams) error {
 }
 
 // decodeLenient is decode for requests allowed before initialize (ping).
-func decodeLenient(req *request, p withParams) error {
+func decodeLenient(req *request, p RequestParams) error {
 	if err := unmarshalParams(req, p); err != nil {
 		return err
 	}

@@ -180,9 +180,9 @@ type ResourcesCapability struct {
 	ListChanged bool `json:"listChanged,omitempty"`
 }
 
-// RequestMeta is the _meta of a request. Modern requests carry the protocol
-// version, client capabilities and client info here; Other holds every
-// other key as sent.
+// RequestMeta is the _meta of a request: the progress token and, in
+// modern requests, the protocol version, client capabilities, client info
+// and log level. Other keys are not kept.
 type RequestMeta struct {
 	ProgressToken      json.RawMessage     `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`

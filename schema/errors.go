@@ -121,6 +121,13 @@ type converter struct {
 	printer  *message.Printer
 }
 
+// addMissing records required properties absent from the object at path.
+func (c *converter) addMissing(path string, names []string) {
+	for _, name := range names {
+		c.missing = append(c.missing, missing{path, escape(name)})
+	}
+}
+
 func (c *converter) walk(e *jsonschema.ValidationError) {
 	path := pointer(e.InstanceLocation)
 	switch k := e.ErrorKind.(type) {
@@ -130,19 +137,13 @@ func (c *converter) walk(e *jsonschema.ValidationError) {
 		}
 		return
 	case *kind.Required:
-		for _, name := range k.Missing {
-			c.missing = append(c.missing, missing{path, escape(name)})
-		}
+		c.addMissing(path, k.Missing)
 		return
 	case *kind.DependentRequired:
-		for _, name := range k.Missing {
-			c.missing = append(c.missing, missing{path, escape(name)})
-		}
+		c.addMissing(path, k.Missing)
 		return
 	case *kind.Dependency:
-		for _, name := range k.Missing {
-			c.missing = append(c.missing, missing{path, escape(name)})
-		}
+		c.addMissing(path, k.Missing)
 		return
 	case *kind.AdditionalProperties:
 		allowed := "no arguments are allowed here"

@@ -3,6 +3,7 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/toolwire/toolwire/tool"
@@ -64,20 +65,6 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 }
 
-// BenchmarkTypedCall is a whole call of a typed tool: the pipeline, the
-// decoding into In, the function and the result.
-func BenchmarkTypedCall(b *testing.B) {
-	t := benchTool(b)
-	ctx := context.Background()
-	raw := json.RawMessage(benchCall)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := t.Call(ctx, raw); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkDirectCall is the same function called directly with the In a
 // typed call builds: the baseline for BenchmarkTypedCall.
 func BenchmarkDirectCall(b *testing.B) {
@@ -96,8 +83,9 @@ func BenchmarkDirectCall(b *testing.B) {
 	}
 }
 
-// BenchmarkRegistryCall is a typed tool called by name through a
-// registry, as the agent and the MCP server call it.
+// BenchmarkRegistryCall is a whole call of a typed tool by name through a
+// registry, as the agent and the MCP server call it: the pipeline (which
+// fills two defaults), the decoding into In, the function and the result.
 func BenchmarkRegistryCall(b *testing.B) {
 	var r tool.Registry
 	if err := r.Add(benchTool(b)); err != nil {
@@ -109,6 +97,43 @@ func BenchmarkRegistryCall(b *testing.B) {
 	for b.Loop() {
 		if _, err := r.Call(ctx, "bench", raw); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMiddleware is a call through a registry with 0 to 8 layers of
+// pass-through middleware, for a typed tool whose arguments the pipeline
+// only checks (add, the call of ServerCall) and for one whose defaults it
+// fills (bench): a layer's cost is the growth per layer.
+func BenchmarkMiddleware(b *testing.B) {
+	add := tool.Must(tool.New("add", "Add two numbers.", func(_ context.Context, in addIn) (string, error) { return "5", nil }))
+	calls := []struct {
+		tool tool.Tool
+		args string
+	}{{add, `{"a":2,"b":3}`}, {benchTool(b), benchCall}}
+	pass := func(next tool.Handler) tool.Handler {
+		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) { return next(ctx, c) }
+	}
+	for _, c := range calls {
+		for _, layers := range []int{0, 1, 2, 4, 8} {
+			name := c.tool.Info().Name
+			b.Run(fmt.Sprintf("tool=%s/layers=%d", name, layers), func(b *testing.B) {
+				var r tool.Registry
+				if err := r.Add(c.tool); err != nil {
+					b.Fatal(err)
+				}
+				for range layers {
+					r.Use(pass)
+				}
+				ctx := context.Background()
+				raw := json.RawMessage(c.args)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := r.Call(ctx, name, raw); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

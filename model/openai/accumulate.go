@@ -1,0 +1,190 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolwire/toolwire/model"
+)
+
+// accumulator puts an answer together from what the server sends, whole or
+// in stream deltas.
+type accumulator struct {
+	text     strings.Builder
+	think    model.ThinkSplitter
+	thoughts []model.Reasoning
+	calls    []*partialCall
+	byIndex  map[int]*partialCall
+	last     *partialCall
+}
+
+// partialCall is a tool call being received. Its arguments are kept as
+// the raw insides of the JSON strings they came in, and decoded once
+// whole, so that a piece that ends inside an escape or between the halves
+// of a surrogate pair takes no harm.
+type partialCall struct {
+	id, name string
+	rawArgs  []byte
+}
+
+func newAccumulator() *accumulator { return &accumulator{byIndex: map[int]*partialCall{}} }
+
+// content takes answer text, separating inline <think> reasoning.
+func (a *accumulator) content(s string, emit func(model.Delta)) {
+	if s == "" {
+		return
+	}
+	r, t := a.think.Write(s)
+	a.addThink(r, t, emit)
+}
+
+func (a *accumulator) addThink(r, t string, emit func(model.Delta)) {
+	if r != "" {
+		a.addReasoning("think", r)
+		if emit != nil {
+			emit(model.Delta{Kind: model.DeltaReasoning, Text: r})
+		}
+	}
+	if t != "" {
+		a.text.WriteString(t)
+		if emit != nil {
+			emit(model.Delta{Kind: model.DeltaText, Text: t})
+		}
+	}
+}
+
+func (a *accumulator) flush(emit func(model.Delta)) {
+	r, t := a.think.Flush()
+	a.addThink(r, t, emit)
+}
+
+// addReasoning appends reasoning text from source, merging with the last
+// piece from the same source.
+func (a *accumulator) addReasoning(source, text string) {
+	if n := len(a.thoughts); n > 0 && a.thoughts[n-1].Source == source {
+		a.thoughts[n-1].Text += text
+		return
+	}
+	a.thoughts = append(a.thoughts, model.Reasoning{Source: source, Text: text})
+}
+
+// reasoning takes the reasoning fields of a whole message.
+func (a *accumulator) reasoning(m wireMessage) { a.reasoningDelta(m, nil) }
+
+func (a *accumulator) reasoningDelta(m wireMessage, emit func(model.Delta)) {
+	for _, f := range []struct{ source, text string }{{"reasoning_content", m.ReasoningContent}, {"reasoning", m.Reasoning}} {
+		if f.text == "" {
+			continue
+		}
+		a.addReasoning(f.source, f.text)
+		if emit != nil {
+			emit(model.Delta{Kind: model.DeltaReasoning, Text: f.text})
+		}
+	}
+}
+
+// toolCall takes a tool call or a piece of one. A piece starts a new call
+// when it names a new index, or carries an id unlike the current call's at
+// its index (Ollama sends parallel calls all at index 0); a piece without
+// an index (or with -1) continues the last call unless its id is new.
+func (a *accumulator) toolCall(tc wireToolCall) {
+	var c *partialCall
+	newID := func(cur *partialCall) bool { return tc.ID != "" && cur.id != "" && tc.ID != cur.id }
+	switch {
+	case tc.Index != nil && *tc.Index >= 0:
+		c = a.byIndex[*tc.Index]
+		if c == nil || newID(c) {
+			c = a.start()
+			a.byIndex[*tc.Index] = c
+		}
+	case a.last == nil || newID(a.last):
+		c = a.start()
+	default:
+		c = a.last
+	}
+	a.last = c
+	if tc.ID != "" {
+		c.id = tc.ID
+	}
+	if tc.Function.Name != "" && c.name == "" {
+		c.name = tc.Function.Name
+	}
+	c.rawArgs = appendArgs(c.rawArgs, tc.Function.Arguments)
+}
+
+func (a *accumulator) start() *partialCall {
+	c := &partialCall{}
+	a.calls = append(a.calls, c)
+	return c
+}
+
+// appendArgs appends a piece of arguments: the insides of a JSON string,
+// as written, or (from servers that send the arguments as an object, not a
+// string) the object's text, escaped as a string's insides would be.
+func appendArgs(dst []byte, piece json.RawMessage) []byte {
+	if len(piece) == 0 || string(piece) == "null" {
+		return dst
+	}
+	if piece[0] == '"' && len(piece) >= 2 {
+		return append(dst, piece[1:len(piece)-1]...)
+	}
+	b, _ := json.Marshal(string(piece))
+	return append(dst, b[1:len(b)-1]...)
+}
+
+// response finishes the answer.
+func (a *accumulator) response(finish string, usage model.Usage) *model.Response {
+	res := &model.Response{Usage: usage}
+	res.Message = model.Message{Role: model.RoleAssistant, Text: a.text.String(), Reasoning: a.thoughts}
+	for _, c := range a.calls {
+		if c.name == "" && len(c.rawArgs) == 0 {
+			continue
+		}
+		call := model.ToolCall{ID: c.id, Name: c.name}
+		if call.ID == "" {
+			call.ID = model.NewCallID()
+		}
+		var args string
+		if err := json.Unmarshal(append(append([]byte{'"'}, c.rawArgs...), '"'), &args); err != nil {
+			call.Invalid = fmt.Sprintf("the arguments could not be read: %v", err)
+		}
+		call.Arguments = json.RawMessage(args)
+		switch {
+		case call.Invalid != "":
+		case finish == "length":
+			call.Invalid = "the answer was cut off by the length limit before the call was complete"
+		case strings.TrimSpace(args) == "":
+			call.Arguments = json.RawMessage(`{}`)
+		default:
+			if msg := checkObject(call.Arguments); msg != "" {
+				call.Invalid = msg
+			}
+		}
+		res.Message.ToolCalls = append(res.Message.ToolCalls, call)
+	}
+	switch {
+	case finish == "length":
+		res.StopReason = model.StopLength
+	case len(res.Message.ToolCalls) > 0:
+		res.StopReason = model.StopToolCalls
+	case finish == "content_filter":
+		res.StopReason = model.StopFilter
+	default:
+		res.StopReason = model.StopEnd
+	}
+	return res
+}
+
+// checkObject says what is wrong with arguments that are not a JSON
+// object, or "".
+func checkObject(args json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return "the arguments must be a JSON object"
+	}
+	return ""
+}

@@ -1,0 +1,244 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// RetryPolicy says how a failed request is retried: after a temporary
+// *APIError (see APIError.Temporary) or a failed connection, waiting as
+// the provider asks (Retry-After and its kin) or else exponentially longer
+// with jitter. A request whose stream has produced output is never
+// retried, nor one that failed for good (a bad key, no quota).
+type RetryPolicy struct {
+	// MaxRetries bounds the retries (default 4); -1 means none.
+	MaxRetries int
+	// BaseDelay is the wait before the first retry (default 500ms); each
+	// retry waits up to twice as long as the one before, at most MaxDelay
+	// (default 30s).
+	BaseDelay, MaxDelay time.Duration
+}
+
+func (p RetryPolicy) retries() int {
+	switch {
+	case p.MaxRetries < 0:
+		return 0
+	case p.MaxRetries == 0:
+		return 4
+	}
+	return p.MaxRetries
+}
+
+// delay is the wait before retry n (from 0), unless the error asks for one.
+func (p RetryPolicy) delay(n int, err error) time.Duration {
+	maxDelay := p.MaxDelay
+	if maxDelay <= 0 {
+		maxDelay = 30 * time.Second
+	}
+	var ae *APIError
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		return min(ae.RetryAfter, 2*maxDelay)
+	}
+	base := p.BaseDelay
+	if base <= 0 {
+		base = 500 * time.Millisecond
+	}
+	d := min(base<<min(n, 20), maxDelay)
+	return d/2 + rand.N(d/2+1) // jitter: half fixed, half random
+}
+
+// temporary reports whether err may go away on a retry.
+func temporary(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Temporary()
+	}
+	var te *transportError
+	return errors.As(err, &te)
+}
+
+// transportError is a request that got no answer.
+type transportError struct {
+	url string
+	err error
+}
+
+func (e *transportError) Error() string {
+	return fmt.Sprintf("cannot reach %s: %v", e.url, e.err)
+}
+func (e *transportError) Unwrap() error { return e.err }
+
+// Endpoint posts JSON to one URL of a provider's API: the HTTP side every
+// adapter shares.
+type Endpoint struct {
+	// Provider names the API in errors.
+	Provider string
+	URL      string
+	Header   http.Header
+	// Client sends the requests (nil: http.DefaultClient).
+	Client *http.Client
+	Retry  RetryPolicy
+}
+
+// Post sends body and hands a successful (2xx) response to read, retrying
+// as the policy says. read reports whether it produced output (handed a
+// delta to the caller): a failure after that is not retried. Error
+// answers become *APIError.
+func (e *Endpoint) Post(ctx context.Context, body []byte, read func(resp *http.Response) (produced bool, err error)) error {
+	client := e.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	for n := 0; ; n++ {
+		produced, err := e.post(ctx, client, body, read)
+		if err == nil {
+			return nil
+		}
+		if produced || n >= e.Retry.retries() || !temporary(ctx, err) {
+			return err
+		}
+		t := time.NewTimer(e.Retry.delay(n, err))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (gave up waiting to retry: %w)", err, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Endpoint) post(ctx context.Context, client *http.Client, body []byte, read func(*http.Response) (bool, error)) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", e.Provider, err)
+	}
+	for k, v := range e.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("%s: request to %s: %w", e.Provider, e.URL, context.Cause(ctx))
+		}
+		return false, fmt.Errorf("%s: %w", e.Provider, &transportError{url: e.URL, err: err})
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return false, ReadAPIError(e.Provider, e.URL, resp, b)
+	}
+	produced, err := read(resp)
+	if err != nil && !produced && ctx.Err() == nil {
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			// A stream cut before any output: worth another try.
+			err = &transportError{url: e.URL, err: err}
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%s: %w", e.Provider, context.Cause(ctx))
+	}
+	return produced, err
+}
+
+// ReadSSE reads a text/event-stream, calling fn with each event's name
+// ("" when the stream names none) and its data lines joined by "\n";
+// data is valid during the call only.
+// fn's error ends the reading and is returned; so is a stream that ends
+// in the middle of an event.
+func ReadSSE(r io.Reader, fn func(event string, data []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var event string
+	var data []byte
+	has := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: gather it whole.
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil && len(line) == 0 {
+			if err == io.EOF {
+				if has {
+					return fn(event, data)
+				}
+				return nil
+			}
+			return err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0:
+			if has {
+				if ferr := fn(event, data); ferr != nil {
+					return ferr
+				}
+			}
+			event, data, has = "", data[:0], false
+		case line[0] == ':':
+			// a comment (keep-alive)
+		default:
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
+			case "event":
+				event = string(value)
+			case "data":
+				if has {
+					data = append(data, '\n')
+				}
+				data = append(data, value...)
+				has = true
+			}
+		}
+		if err == io.EOF {
+			if has {
+				return fn(event, data)
+			}
+			return nil
+		}
+	}
+}
+
+// Getenv reads the environment; tests pass their own.
+type Getenv func(key string) string
+
+// Key returns the value of the first of names that is set in env, or an
+// error naming the variable to set.
+func Key(env Getenv, provider string, names ...string) (string, error) {
+	for _, n := range names {
+		if v := strings.TrimSpace(env(n)); v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%s needs an API key: set %s (or pass --api-key)", provider, strings.Join(names, " or "))
+}
+
+// NewCallID makes an id for a tool call the provider gave none: 9
+// letters and digits, which every provider accepts (some require
+// exactly that).
+func NewCallID() string {
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 9)
+	for i := range b {
+		b[i] = alnum[rand.N(len(alnum))]
+	}
+	return string(b)
+}

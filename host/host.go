@@ -27,6 +27,9 @@ type Host struct {
 	Client mcp.Client
 	// Stderr receives the stdio servers' stderr, when set.
 	Stderr io.Writer
+	// Observe, when set, is told as each server connects, is ready, or
+	// fails (see Event). It must not block for long.
+	Observe func(Event)
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -46,6 +49,7 @@ type server struct {
 	lastErr  error
 	tools    []mcp.Tool
 	stale    bool
+	sse      bool // the URL answered only as HTTP+SSE
 }
 
 func (h *Host) server(name string) (*server, error) {
@@ -127,12 +131,12 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 			userNotify(method, params)
 		}
 	}
-	sess, err := c.Connect(ctx, s.transport())
+	sess, err := s.connect(ctx, &c)
 	if err != nil {
 		s.failures++
 		s.retryAt = time.Now().Add(backoff(s.failures))
 		s.lastErr = err
-		return nil, fmt.Errorf("server %q: %w", s.cfg.Name, err)
+		return nil, err
 	}
 	s.session, s.stale = sess, true
 	return sess, nil
@@ -229,7 +233,11 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // tools of the others are still returned. Two tools with one name are an
 // error naming both servers.
 func (h *Host) Tools(ctx context.Context) ([]tool.Tool, error) {
-	names := h.ServerNames()
+	return h.toolsOf(ctx, h.ServerNames())
+}
+
+// toolsOf is Tools for the named servers.
+func (h *Host) toolsOf(ctx context.Context, names []string) ([]tool.Tool, error) {
 	type listing struct {
 		srv   *server
 		tools []mcp.Tool

@@ -3,6 +3,7 @@ module github.com/toolwire/toolwire
 go 1.26
 
 require (
+	github.com/joho/godotenv v1.5.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/text v0.14.0

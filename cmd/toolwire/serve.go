@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -45,7 +44,7 @@ type serveOptions struct {
 	verbose  bool
 }
 
-func newServeCmd() *cobra.Command {
+func newServeCmd(g *globalOptions) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -69,8 +68,9 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 
   # Only some toolsets
   toolwire serve --toolset calc`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.verbose = g.verbose
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -79,13 +79,12 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve (default: all): "+strings.Join(toolsetNames(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
 	return cmd
 }
 
 func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 	srv := &mcp.Server{
-		Info:         mcp.Implementation{Name: "toolwire", Version: version},
+		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
 	}
@@ -117,18 +116,13 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 		return err
 	}
 	if o.http == "" {
-		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		if isTerminal(stdin) {
 			fmt.Fprintf(stderr, "toolwire: serving %d tools over stdio (MCP messages, one JSON object per line).\n"+
 				"toolwire: this is meant to be launched by an MCP client; use --http to serve over HTTP. Ctrl-D ends.\n", srv.Tools().Len())
 		}
 		return srv.ServeStream(ctx, stdin, stdout)
 	}
 	return serveHTTP(ctx, srv, o, stdout, logger)
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.Writer, logger *slog.Logger) error {

@@ -28,6 +28,7 @@ const (
 	Failed
 )
 
+// String names the state: "connecting", "ready" or "failed".
 func (s State) String() string {
 	switch s {
 	case Connecting:
@@ -78,6 +79,8 @@ type ConnectError struct {
 	Err    error
 }
 
+// Error names the server and the step; for a timeout, how long the host
+// waited and where that timeout comes from.
 func (e *ConnectError) Error() string {
 	if e.TimedOut {
 		return fmt.Sprintf("server %q: no answer to %s within %s", e.Server, e.Step, e.timeoutOrigin())
@@ -100,6 +103,7 @@ func (e *ConnectError) timeoutOrigin() string {
 	return fmt.Sprintf("%v (the default connect timeout; set \"timeout\" for it in %s to change it)", e.Timeout, e.Config)
 }
 
+// Unwrap returns the underlying failure.
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // connectTimeout is the server's "timeout", else DefaultConnectTimeout.

@@ -71,6 +71,7 @@ type NotFoundError struct {
 	Servers []string
 }
 
+// Error names the kind and the name, and the similar names if any.
 func (e *NotFoundError) Error() string {
 	msg := fmt.Sprintf("no %s %q", e.Kind, e.Name)
 	if len(e.Servers) == 0 {

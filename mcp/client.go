@@ -149,6 +149,7 @@ func (e *HandshakeError) Error() string {
 	return e.Step + ": " + msg
 }
 
+// Unwrap returns why the step failed.
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
 func (c *Client) logger() *slog.Logger {

@@ -98,3 +98,20 @@ func TestCompletion(t *testing.T) {
 		t.Error("completion started a server")
 	}
 }
+
+func TestBuildInfoString(t *testing.T) {
+	tests := []struct {
+		in   buildInfo
+		want string
+	}{
+		{buildInfo{Version: "(devel)", Go: "go1.26.8"}, "(devel), go1.26.8"},
+		{buildInfo{Version: "v0.0.0-20261124031712-5b038af6ed25", Commit: "5b038af6", Time: "2026-11-24T03:17:12Z", Go: "go1.26.8"},
+			"v0.0.0-20261124031712-5b038af6ed25 commit 5b038af6 of 2026-11-24T03:17:12Z, go1.26.8"},
+		{buildInfo{Version: "v1.2.0", Commit: "abc", Modified: true, Go: "go1.26.8"}, "v1.2.0 commit abc (modified), go1.26.8"},
+	}
+	for _, tt := range tests {
+		if got := tt.in.String(); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

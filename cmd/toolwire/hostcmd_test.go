@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/testpeers"
 )
 
 // A server that never answers initialize: the command ends within the
@@ -152,4 +156,29 @@ func TestPastedConfigs(t *testing.T) {
 			t.Errorf("with Claude Desktop's file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// A server started the way most configurations start one, with npx (the
+// one the test script puts beside the pinned node), in a working directory
+// ("cwd") whose node_modules holds the package, so nothing is fetched.
+func TestNpxServer(t *testing.T) {
+	testpeers.Package(t, "@modelcontextprotocol/server-everything") // skips, or fails under TOOLWIRE_REQUIRE_NODE
+	npx, err := exec.LookPath("npx")
+	switch {
+	case err != nil && os.Getenv("TOOLWIRE_REQUIRE_NODE") != "":
+		t.Fatalf("no npx on PATH: %v", err)
+	case err != nil:
+		t.Skip("no npx on PATH: run ./scripts/test.sh")
+	}
+	if os.Getenv("TOOLWIRE_REQUIRE_NODE") != "" {
+		if node, _ := exec.LookPath("node"); filepath.Dir(node) != filepath.Dir(npx) {
+			t.Errorf("npx (%s) is not beside node (%s)", npx, node)
+		}
+	}
+	cfg := writeConfig(t, map[string]string{"everything": fmt.Sprintf(`{"command": "npx", "args": ["--offline", "-y", "@modelcontextprotocol/server-everything"], "cwd": %q}`,
+		filepath.Dir(testpeers.Modules(t)))})
+	r := runEnv(t, nil, "", "call", "--config", cfg, "everything__echo", `{"message": "via npx"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "Echo: via npx") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -2,9 +2,9 @@
 // their tools as tool.Tools, so an agent calls a tool on any server as it
 // calls a local Go function.
 //
-// The configuration is the "mcpServers" JSON that Claude Desktop, Cursor and
-// VS Code use, so an existing file works as it is, plus a few optional keys
-// of toolwire's own per server.
+// The configuration is the "mcpServers" JSON that Claude Desktop, Cursor,
+// VS Code and Windsurf use, so an existing file works as it is, plus a few
+// optional keys of toolwire's own per server.
 package host
 
 import (
@@ -15,9 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/joho/godotenv"
 )
 
 // Config is a host configuration: the servers to connect to, by name.
@@ -26,6 +29,9 @@ type Config struct {
 	Servers map[string]*ServerConfig
 	// Path is the file the configuration was read from, for messages.
 	Path string
+	// Warnings are what was ignored, e.g. unknown keys: worth showing to
+	// the user, not worth failing for.
+	Warnings []string
 }
 
 // ServerConfig configures one server. Command (stdio) or URL (HTTP) is set.
@@ -34,13 +40,24 @@ type ServerConfig struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
+	// EnvFile is a dotenv file (VS Code, Cursor) whose variables are added
+	// to the server's environment; Env wins over it. A relative path is
+	// relative to the configuration file.
+	EnvFile string `json:"envFile,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
 	// HTTP
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
+	URL string `json:"url,omitempty"`
+	// ServerURL is Windsurf's name for URL.
+	ServerURL string            `json:"serverUrl,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
 	// Type is "stdio", "http" (Streamable HTTP) or "sse" (the deprecated
-	// HTTP+SSE transport); empty means stdio for a command, http for a URL.
+	// HTTP+SSE transport), after parsing; the other apps' spellings
+	// ("streamable-http", "streamableHttp", "local", ...) are accepted.
+	// Empty means stdio for a command; for a URL, Streamable HTTP with a
+	// fallback to HTTP+SSE, as the specification describes.
 	Type string `json:"type,omitempty"`
+	// DisabledTools is Windsurf's and Roo Code's name for Exclude.
+	DisabledTools []string `json:"disabledTools,omitempty"`
 
 	// toolwire's own keys.
 
@@ -121,6 +138,15 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // take in a function name (see tool.CheckName).
 var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// knownKeys are the server keys toolwire reads.
+var knownKeys = []string{"command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers", "type",
+	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled"}
+
+// otherAppKeys are server keys other apps document that mean nothing to
+// toolwire (approval lists, gallery metadata, ...): accepted in silence.
+var otherAppKeys = []string{"alwaysAllow", "autoApprove", "description", "dev", "gallery", "version",
+	"transportType", "watchPaths", "networkTimeout", "trust", "name"}
+
 // ParseConfig parses a configuration; path names it in errors, and lookup
 // resolves ${VAR} references (os.LookupEnv in LoadConfig).
 func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
@@ -133,27 +159,30 @@ func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (
 		raw, ok = top["servers"] // VS Code's key
 	}
 	if !ok {
-		keys := make([]string, 0, len(top))
-		for k := range top {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("config %s has no \"mcpServers\" object (top-level keys: %s)", path, strings.Join(keys, ", "))
+		return nil, fmt.Errorf("config %s has no \"mcpServers\" object (top-level keys: %s)", path, strings.Join(sortedKeys(top), ", "))
 	}
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil {
 		return nil, fmt.Errorf("config %s: \"mcpServers\" must be an object of servers by name: %v", path, err)
 	}
 	cfg := &Config{Servers: map[string]*ServerConfig{}, Path: path}
-	for name, body := range servers {
+	for _, name := range sortedKeys(servers) {
+		body := servers[name]
 		where := fmt.Sprintf("config %s, server %q", path, name)
 		if !validName.MatchString(name) {
 			return nil, fmt.Errorf("%s: a server name may hold only letters, digits, '_', '-' and '.'", where)
 		}
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(body, &keys); err != nil {
+			return nil, fmt.Errorf("%s: want an object with \"command\" or \"url\": %v", where, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		for _, k := range sortedKeys(keys) {
+			if !slices.Contains(knownKeys, k) && !slices.Contains(otherAppKeys, k) {
+				cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s: unknown key %q ignored (known: %s)", where, k, strings.Join(knownKeys, ", ")))
+			}
+		}
 		var sc ServerConfig
-		if err := dec.Decode(&sc); err != nil {
+		if err := json.Unmarshal(body, &sc); err != nil {
 			return nil, fmt.Errorf("%s: %s", where, describeField(err))
 		}
 		sc.Name = name
@@ -161,6 +190,9 @@ func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (
 			return nil, err
 		}
 		if err := sc.check(where); err != nil {
+			return nil, err
+		}
+		if err := sc.loadEnvFile(where, filepath.Dir(path)); err != nil {
 			return nil, err
 		}
 		if !sc.Disabled {
@@ -180,15 +212,35 @@ func describeJSON(data []byte, err error) string {
 }
 
 func describeField(err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "json: unknown field ") {
-		key := strings.TrimPrefix(msg, "json: unknown field ")
-		return fmt.Sprintf("unknown key %s (known: command, args, env, cwd, url, headers, type, include, exclude, prefix, timeout, inject, disabled)", key)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("key %q: want %s, not a JSON %s", te.Field, describeType(te.Type.Kind().String()), te.Value)
 	}
-	return strings.TrimPrefix(msg, "json: ")
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+func describeType(kind string) string {
+	switch kind {
+	case "slice":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	}
+	return "a " + kind
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// varRef matches ${VAR}, ${VAR:-default}, and VS Code's ${env:VAR},
+// ${userHome} and ${workspaceFolder}.
+var varRef = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // expand resolves ${VAR} (and ${VAR:-default}) in every string value.
 func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool)) error {
@@ -196,14 +248,26 @@ func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool))
 	exp := func(key, s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(ref string) string {
 			m := varRef.FindStringSubmatch(ref)
-			if v, ok := lookup(m[1]); ok {
+			if v, ok := lookup(m[2]); ok {
 				return v
 			}
-			if m[2] != "" {
-				return m[2][2:]
+			if m[1] == "" {
+				switch m[2] {
+				case "userHome":
+					if home, err := os.UserHomeDir(); err == nil {
+						return home
+					}
+				case "workspaceFolder":
+					if wd, err := os.Getwd(); err == nil {
+						return wd
+					}
+				}
+			}
+			if m[3] != "" {
+				return m[3][2:]
 			}
 			if firstErr == nil {
-				firstErr = fmt.Errorf("%s, key %q: environment variable %s is not set (export it, or write ${%s:-default})", where, key, m[1], m[1])
+				firstErr = fmt.Errorf("%s, key %q: environment variable %s is not set (export it, or write ${%s:-default})", where, key, m[2], m[2])
 			}
 			return ""
 		})
@@ -215,8 +279,10 @@ func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool))
 	for k, v := range sc.Env {
 		sc.Env[k] = exp("env."+k, v)
 	}
+	sc.EnvFile = exp("envFile", sc.EnvFile)
 	sc.Cwd = exp("cwd", sc.Cwd)
 	sc.URL = exp("url", sc.URL)
+	sc.ServerURL = exp("serverUrl", sc.ServerURL)
 	for k, v := range sc.Headers {
 		sc.Headers[k] = exp("headers."+k, v)
 	}
@@ -226,17 +292,30 @@ func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool))
 	return firstErr
 }
 
+// transportTypes maps each app's spelling of "type" to toolwire's.
+var transportTypes = map[string]string{
+	"stdio": "stdio", "local": "stdio",
+	"http": "http", "streamable-http": "http", "streamableHttp": "http", "streamable_http": "http", "streamablehttp": "http", "remote": "http",
+	"sse": "sse",
+}
+
 func (sc *ServerConfig) check(where string) error {
+	if sc.URL == "" {
+		sc.URL = sc.ServerURL
+	}
+	sc.Exclude = append(sc.Exclude, sc.DisabledTools...)
 	switch {
 	case sc.Command == "" && sc.URL == "":
 		return fmt.Errorf("%s: set \"command\" (a server to launch over stdio) or \"url\" (an HTTP server)", where)
 	case sc.Command != "" && sc.URL != "":
 		return fmt.Errorf("%s: set either \"command\" or \"url\", not both", where)
 	}
-	switch sc.Type {
-	case "", "stdio", "http", "streamable-http", "streamableHttp", "sse":
-	default:
-		return fmt.Errorf("%s, key \"type\": unknown transport %q (use stdio, http or sse)", where, sc.Type)
+	if sc.Type != "" {
+		t, ok := transportTypes[sc.Type]
+		if !ok {
+			return fmt.Errorf("%s, key \"type\": unknown transport %q (use stdio, http or sse)", where, sc.Type)
+		}
+		sc.Type = t
 	}
 	if sc.Type == "stdio" && sc.Command == "" {
 		return fmt.Errorf("%s: type stdio needs \"command\"", where)
@@ -262,4 +341,29 @@ func (sc *ServerConfig) ToolPrefix() string {
 		return ""
 	}
 	return p + "__"
+}
+
+// loadEnvFile adds the variables of the envFile (a dotenv file) to Env,
+// where Env does not set them already.
+func (sc *ServerConfig) loadEnvFile(where, dir string) error {
+	if sc.EnvFile == "" {
+		return nil
+	}
+	p := sc.EnvFile
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	vars, err := godotenv.Read(p)
+	if err != nil {
+		return fmt.Errorf("%s, key \"envFile\": %w (a file of NAME=value lines; a relative path is relative to the configuration file)", where, err)
+	}
+	if sc.Env == nil {
+		sc.Env = make(map[string]string, len(vars))
+	}
+	for k, v := range vars {
+		if _, set := sc.Env[k]; !set {
+			sc.Env[k] = v
+		}
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -44,7 +47,8 @@ func TestParseConfigErrors(t *testing.T) {
 	}{
 		{"not JSON", `{"mcpServers": {`, []string{"mcp.json", "not valid JSON", "line"}},
 		{"no mcpServers", `{"servers2": {}}`, []string{"mcp.json", `no "mcpServers"`, "servers2"}},
-		{"unknown key", `{"mcpServers": {"a": {"command": "x", "comand": "y"}}}`, []string{"mcp.json", `server "a"`, `unknown key "comand"`}},
+		{"wrong value type", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, []string{"mcp.json", `server "a"`, `key "args"`, "a list"}},
+		{"missing envFile", `{"mcpServers": {"a": {"command": "x", "envFile": "no-such.env"}}}`, []string{`server "a"`, `"envFile"`, "no-such.env"}},
 		{"unset variable", `{"mcpServers": {"a": {"url": "http://x/${NOPE}"}}}`, []string{"mcp.json", `server "a"`, `key "url"`, "NOPE is not set"}},
 		{"neither command nor url", `{"mcpServers": {"a": {"args": []}}}`, []string{`server "a"`, `"command"`, `"url"`}},
 		{"both", `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, []string{`server "a"`, "not both"}},
@@ -64,5 +68,64 @@ func TestParseConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Configurations pasted from other apps, as their documentation writes them.
+func TestParseOtherAppsConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("# comment\nAPI_KEY=from-file\nexport REGION=\"eu west\"\nDEBUG=file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp.json")
+	lookup := func(k string) (string, bool) { return map[string]string{"TOKEN": "t0k"}[k], k == "TOKEN" }
+	cfg, err := ParseConfig(path, []byte(`{"servers": {
+		"vscode": {"type": "stdio", "command": "srv", "envFile": ".env", "env": {"DEBUG": "env-wins", "T": "${env:TOKEN}"}, "cwd": "/tmp", "dev": {"watch": "src/**"}},
+		"cline": {"type": "streamableHttp", "url": "http://h/mcp", "alwaysAllow": ["x"], "timeout": 60},
+		"windsurf": {"serverUrl": "http://h/sse", "disabledTools": ["rm"], "headers": {"Authorization": "Bearer ${TOKEN}"}},
+		"legacy": {"type": "sse", "url": "http://h/sse"},
+		"opencode": {"type": "local", "command": "srv", "colour": "blue"}
+	}}`), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"envFile value", cfg.Servers["vscode"].Env["API_KEY"], "from-file"},
+		{"envFile export and quotes", cfg.Servers["vscode"].Env["REGION"], "eu west"},
+		{"env wins over envFile", cfg.Servers["vscode"].Env["DEBUG"], "env-wins"},
+		{"${env:VAR}", cfg.Servers["vscode"].Env["T"], "t0k"},
+		{"cwd", cfg.Servers["vscode"].Cwd, "/tmp"},
+		{"streamableHttp", cfg.Servers["cline"].Type, "http"},
+		{"timeout in seconds", cfg.Servers["cline"].Timeout, Duration(60e9)},
+		{"serverUrl", cfg.Servers["windsurf"].URL, "http://h/sse"},
+		{"no type", cfg.Servers["windsurf"].Type, ""},
+		{"disabledTools", cfg.Servers["windsurf"].Exclude, []string{"rm"}},
+		{"headers", cfg.Servers["windsurf"].Headers["Authorization"], "Bearer t0k"},
+		{"sse", cfg.Servers["legacy"].Type, "sse"},
+		{"local", cfg.Servers["opencode"].Type, "stdio"},
+	}
+	for _, tt := range tests {
+		if !reflect.DeepEqual(tt.got, tt.want) {
+			t.Errorf("%s: got %#v, want %#v", tt.name, tt.got, tt.want)
+		}
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], `server "opencode": unknown key "colour" ignored`) {
+		t.Errorf("warnings = %q; want one for \"colour\" only", cfg.Warnings)
+	}
+}
+
+func TestAppConfigPaths(t *testing.T) {
+	got := appConfigPaths("/home/u", "/home/u/.config")
+	want := []AppConfig{
+		{"Claude Desktop", "/home/u/.config/Claude/claude_desktop_config.json"},
+		{"Cursor", "/home/u/.cursor/mcp.json"},
+		{"VS Code", "/home/u/.config/Code/User/mcp.json"},
+		{"Windsurf", "/home/u/.codeium/windsurf/mcp_config.json"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,11 +76,21 @@ func (n *noisyWriter) Write(p []byte) (int, error) {
 
 func fakeHost(t *testing.T, mode string) (*Host, *bytes.Buffer) {
 	t.Helper()
+	return fakeHostWith(t, mode, "")
+}
+
+// fakeHostWith is fakeHost with more keys for the server's configuration
+// (JSON members, e.g. `"timeout": "1s"`).
+func fakeHostWith(t *testing.T, mode, keys string) (*Host, *bytes.Buffer) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig("fake.json", fmt.Appendf(nil, `{"mcpServers": {"fake": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": %q}}}}`, self, mode),
+	if keys != "" {
+		keys = ", " + keys
+	}
+	cfg, err := ParseConfig("fake.json", fmt.Appendf(nil, `{"mcpServers": {"fake": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": %q}%s}}}`, self, mode, keys),
 		func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +129,34 @@ func TestMisbehavingServers(t *testing.T) {
 		}
 		if took := time.Since(start); took > 10*time.Second { // a hang check, not a speed test
 			t.Errorf("took %v", took)
+		}
+	})
+	t.Run("timeout applies to the handshake", func(t *testing.T) {
+		h, _ := fakeHostWith(t, "silent", `"timeout": "1s"`)
+		h.Client.ProbeTimeout = 0 // the default, cut to fit the timeout
+		var events []State
+		h.Observe = func(e Event) { events = append(events, e.State) }
+		start := time.Now()
+		_, err := h.Tools(context.Background())
+		took := time.Since(start)
+		var ce *ConnectError
+		if !errors.As(err, &ce) || ce.Server != "fake" || ce.Step != mcp.MethodInitialize || !ce.TimedOut {
+			t.Fatalf("error = %#v; want a ConnectError for the initialize step that timed out", err)
+		}
+		msg := err.Error()
+		for _, want := range []string{`server "fake"`, "no answer to initialize within 1s", `its "timeout" in fake.json`} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q lacks %q", msg, want)
+			}
+		}
+		if strings.Contains(msg, "initialize: initialize") {
+			t.Errorf("error %q names the step twice", msg)
+		}
+		if took > 3*time.Second { // the configured 1s, plus closing the process
+			t.Errorf("took %v with a 1s timeout", took)
+		}
+		if fmt.Sprint(events) != "[connecting failed]" {
+			t.Errorf("events = %v", events)
 		}
 	})
 	t.Run("result violates outputSchema", func(t *testing.T) {

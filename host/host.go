@@ -28,6 +28,9 @@ type Host struct {
 	Client mcp.Client
 	// Stderr receives the stdio servers' stderr, when set.
 	Stderr io.Writer
+	// Observe, when set, is told as each server connects, is ready, or
+	// fails (see Event). It must not block for long.
+	Observe func(Event)
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -46,6 +49,7 @@ type server struct {
 	retryAt  time.Time
 	lastErr  error
 	tools    []tool.Info
+	sse      bool // the URL answered only as HTTP+SSE
 	// stale says the cached tools no longer hold; changed is signalled
 	// (never blocking) when the server says its list changed. Neither
 	// needs mu: the notification arrives on the connection's reader,
@@ -136,12 +140,12 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 			userNotify(method, params)
 		}
 	}
-	sess, err := c.Connect(ctx, s.transport())
+	sess, err := s.connect(ctx, &c)
 	if err != nil {
 		s.failures++
 		s.retryAt = time.Now().Add(backoff(s.failures))
 		s.lastErr = err
-		return nil, fmt.Errorf("server %q: %w", s.cfg.Name, err)
+		return nil, err
 	}
 	s.session = sess
 	s.stale.Store(true)
@@ -242,7 +246,11 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // tools of the others are still returned. Two tools with one name are an
 // error naming both servers.
 func (h *Host) Tools(ctx context.Context) ([]tool.Tool, error) {
-	names := h.ServerNames()
+	return h.toolsOf(ctx, h.ServerNames())
+}
+
+// toolsOf is Tools for the named servers.
+func (h *Host) toolsOf(ctx context.Context, names []string) ([]tool.Tool, error) {
 	type listing struct {
 		srv   *server
 		tools []tool.Info

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,6 +133,25 @@ func (c *Client) Connect(ctx context.Context, t ClientTransport) (*ClientSession
 	return s, nil
 }
 
+// HandshakeError is a failure to open a session: the step that failed
+// (MethodDiscover or MethodInitialize) and why.
+type HandshakeError struct {
+	Step string
+	Err  error
+}
+
+// Error names the step once, also when the transport named it already.
+func (e *HandshakeError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Step+": ") {
+		return msg
+	}
+	return e.Step + ": " + msg
+}
+
+// Unwrap returns why the step failed.
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
 func (c *Client) logger() *slog.Logger {
 	if c.Logger != nil {
 		return c.Logger
@@ -194,7 +214,7 @@ func (s *ClientSession) handshake(ctx context.Context) error {
 		return fmt.Errorf("the server speaks none of our protocol versions (it supports %v): %w", data.Supported, err)
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return &HandshakeError{Step: MethodDiscover, Err: ctx.Err()}
 	}
 	c.logger().Debug("mcp: server/discover failed; trying the legacy handshake", "err", err)
 	return s.initialize(ctx, LatestLegacyVersion)
@@ -205,7 +225,7 @@ func (s *ClientSession) discover(ctx context.Context, version string) error {
 	var res DiscoverResult
 	if err := s.Call(ctx, MethodDiscover, &Params{}, &res); err != nil {
 		s.modern, s.version = false, ""
-		return err
+		return &HandshakeError{Step: MethodDiscover, Err: err}
 	}
 	if res.ServerInfo != nil {
 		s.serverInfo = *res.ServerInfo
@@ -222,10 +242,10 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	var res InitializeResult
 	err := s.Call(ctx, MethodInitialize, &InitializeParams{ProtocolVersion: version, Capabilities: c.Capabilities(), ClientInfo: c.Info}, &res)
 	if err != nil {
-		return fmt.Errorf("initialize: %w", err)
+		return &HandshakeError{Step: MethodInitialize, Err: err}
 	}
 	if !isLegacy(res.ProtocolVersion) {
-		return fmt.Errorf("initialize: the server chose protocol version %q, which this client does not speak", res.ProtocolVersion)
+		return &HandshakeError{Step: MethodInitialize, Err: fmt.Errorf("the server chose protocol version %q, which this client does not speak", res.ProtocolVersion)}
 	}
 	s.mu.Lock()
 	s.version, s.serverInfo, s.caps, s.instr = res.ProtocolVersion, res.ServerInfo, res.Capabilities, res.Instructions

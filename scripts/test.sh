@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: installs the pinned npm peers the tests run
-# against (Node 22, the TypeScript SDK, reference servers) into .cache, then
-# runs every Go test with the race detector. Extra arguments go to go test.
+# against (Node 22 with npx, the TypeScript SDK, reference servers) into
+# .cache, then runs every Go test with the race detector. Extra arguments go
+# to go test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -10,4 +11,8 @@ export PATH="$nodebin:$PATH"
 # Tests that need Node fail instead of skipping when it is missing.
 export TOOLWIRE_REQUIRE_NODE=1
 go vet ./...
-go test -race -count=1 "$@" ./...
+# Go's test cache skips packages whose code and inputs did not change; CI
+# (CI=true) runs everything fresh.
+count=()
+if [ "${CI:-}" = true ]; then count=(-count=1); fi
+go test -race ${count[@]+"${count[@]}"} "$@" ./...

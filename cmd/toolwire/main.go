@@ -1,15 +1,18 @@
 // Command toolwire is the command-line host of the toolwire toolkit: it
-// serves the built-in toolsets to any MCP client, and (in later commands)
-// connects to MCP servers and runs agents over their tools.
+// serves the built-in toolsets to any MCP client, and lists and calls the
+// tools, resources and prompts of the MCP servers a user configures.
 //
 //	toolwire serve                       # stdio, for an MCP client to launch
 //	toolwire serve --http 127.0.0.1:8080 # Streamable HTTP at /mcp
+//	toolwire tools                       # the tools of the configured servers
+//	toolwire call SERVER__TOOL '{...}'   # call one
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,13 +20,33 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code) // the details are printed already
-		}
-		fmt.Fprintln(os.Stderr, "toolwire:", err)
-		os.Exit(1)
+	code := execute(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// execute runs the command line and returns the exit status: 0, 1 for a
+// failure, 2 for a mistake in the command line.
+func execute(ctx context.Context, args []string, stderr io.Writer) int {
+	var g globalOptions
+	root := newRootCmd(&g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code // the details are printed already
+	}
+	fmt.Fprintln(stderr, "toolwire:", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "\n%s", ue.cmd.UsageString())
+		return 2
+	}
+	for _, h := range hints(err, g.verbose) {
+		fmt.Fprintln(stderr, "toolwire: try:", h)
+	}
+	return 1
 }

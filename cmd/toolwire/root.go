@@ -1,28 +1,195 @@
 package main
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
 	"github.com/spf13/cobra"
 )
 
 // version is the toolwire version; release builds set it with -ldflags.
-var version = "0.1.0-dev"
+// Empty means: the module version from the build information.
+var version = ""
 
-func newRootCmd() *cobra.Command {
+// globalOptions are the flags every command has.
+type globalOptions struct {
+	verbose bool
+	quiet   bool
+}
+
+// newRootCmd returns the command tree; g receives the global flags.
+func newRootCmd(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "toolwire",
 		Short: "Tools for LLMs, over function calling and MCP alike",
-		Long: `toolwire serves tools to language models. A tool written once as a Go
-function can be called in-process by an agent or served to any MCP client.
+		Long: `toolwire serves tools to language models and calls the tools of MCP servers.
+A tool written once as a Go function can be called in-process by an agent
+or served to any MCP client.
 
 Start with:
   toolwire serve                        serve the built-in tools over stdio
   toolwire serve --http 127.0.0.1:8080  serve them over Streamable HTTP at /mcp
   toolwire tools                        list the tools of your MCP servers
   toolwire call SERVER__TOOL '{...}'    call one of them`,
-		Version:       version,
+		Version:       versionInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newToolsCmd(), newCallCmd())
+	root.SetVersionTemplate("toolwire {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "show more on stderr: each server's stderr and state; with serve, one line per request")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "show nothing on stderr but errors (no progress, no notes)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{cmd: cmd, err: err} })
+	root.AddCommand(
+		newServeCmd(g), newToolsCmd(g), newCallCmd(g),
+		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
+		newVersionCmd(), newConfigTopic(),
+	)
 	return root
+}
+
+// buildInfo is what a binary knows of its own build.
+type buildInfo struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Go       string `json:"go"`
+}
+
+// versionInfo reads the module version and the VCS commit from the build
+// information Go stamps into binaries.
+func versionInfo() buildInfo {
+	v := buildInfo{Version: version, Go: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v.Version == "" {
+			v.Version = "unknown"
+		}
+		return v
+	}
+	if v.Version == "" {
+		v.Version = bi.Main.Version // "(devel)" for a build from a work tree
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		case "vcs.time":
+			v.Time = s.Value
+		}
+	}
+	return v
+}
+
+func (v buildInfo) String() string {
+	s := v.Version
+	if v.Commit != "" {
+		s += " commit " + v.Commit
+		if v.Modified {
+			s += " (modified)"
+		}
+		if v.Time != "" {
+			s += " of " + v.Time
+		}
+	}
+	return s + ", " + v.Go
+}
+
+func newVersionCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and commit toolwire was built from",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), versionInfo())
+			}
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "toolwire", versionInfo())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print version, commit, modified, time and go as JSON")
+	return cmd
+}
+
+// usageError is a mistake in the command line: main prints the command's
+// usage after it.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// withUsage makes an argument check's error a usageError.
+func withUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{cmd: cmd, err: err}
+		}
+		return nil
+	}
+}
+
+// nameAndJSON checks the arguments of call and prompt: a name, and
+// optionally a JSON object, in one argument.
+func nameAndJSON(what string) cobra.PositionalArgs {
+	return withUsage(func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return fmt.Errorf("missing the %s name (toolwire %ss lists them)", what, what)
+		case len(args) > 2:
+			return fmt.Errorf("%d arguments, but the JSON arguments are one: quote them, as in '{\"key\": \"value\"}'", len(args))
+		}
+		return nil
+	})
+}
+
+// noArgs refuses arguments, with the usage.
+var noArgs = withUsage(cobra.NoArgs)
+
+// configHelp explains the configuration file; it is the "config" help
+// topic, and the commands that read the file point to it.
+const configHelp = `toolwire reads the "mcpServers" JSON that Claude Desktop, Cursor, VS Code and
+Windsurf use; paste an existing one as it is:
+
+  {
+    "mcpServers": {
+      "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+      "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}
+    }
+  }
+
+Per server: command, args, env, envFile (a dotenv file; env wins over it),
+cwd, for a server launched over stdio; url (or serverUrl), headers for an
+HTTP server; type: stdio, http (also streamable-http, streamableHttp) or sse.
+A url without a type is tried as Streamable HTTP, then as the older
+HTTP+SSE transport. ${VAR} takes a value from the environment
+(${VAR:-default} when unset; VS Code's ${env:VAR} and ${userHome} work too).
+Keys toolwire does not know are ignored with a warning.
+
+toolwire's own optional keys: include / exclude (tool names; disabledTools
+is read as exclude), prefix (replaces the server name in "server__tool"; ""
+for none), timeout ("30s"; bounds starting the server, its handshake, and
+each call; default 30s to connect and 2m per call), inject (values for
+parameters the host fills, hidden from models), disabled.
+
+The file is --config, else $TOOLWIRE_CONFIG, else ~/.config/toolwire/mcp.json
+(os.UserConfigDir). When that does not exist, toolwire uses the first it
+finds of Claude Desktop's, Cursor's, VS Code's and Windsurf's configuration
+files, and says which.`
+
+// newConfigTopic is "toolwire help config".
+func newConfigTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "The configuration file: which MCP servers to use, and how",
+		Long:  configHelp,
+	}
 }

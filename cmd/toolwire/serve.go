@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -38,14 +37,15 @@ func toolsetNames() []string {
 }
 
 type serveOptions struct {
-	http     string
-	toolsets []string
-	origins  []string
-	hosts    []string
-	verbose  bool
+	http      string
+	toolsets  []string
+	origins   []string
+	hosts     []string
+	verbose   bool
+	logFormat string
 }
 
-func newServeCmd() *cobra.Command {
+func newServeCmd(g *globalOptions) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -59,6 +59,10 @@ the server itself; logs go to stderr. With --http it listens for Streamable
 HTTP at /mcp (and the deprecated HTTP+SSE transport at /sse for old clients),
 on 127.0.0.1 unless you name another address.
 
+With -v, each request is logged to stderr on one line: its method, the
+tool, prompt or resource it names, its duration and its outcome (ok,
+tool_error, error with code); --log-format json writes JSON lines instead.
+
 Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
   #   "toolwire": {"command": "toolwire", "args": ["serve"]}
@@ -69,8 +73,12 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 
   # Only some toolsets
   toolwire serve --toolset calc`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.verbose = g.verbose
+			if o.logFormat != "text" && o.logFormat != "json" {
+				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
+			}
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -79,13 +87,13 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve (default: all): "+strings.Join(toolsetNames(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
+	f.StringVar(&o.logFormat, "log-format", "text", "format of the log on stderr: text (key=value) or json")
 	return cmd
 }
 
 func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 	srv := &mcp.Server{
-		Info:         mcp.Implementation{Name: "toolwire", Version: version},
+		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
 	}
@@ -111,27 +119,33 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
+	if o.logFormat == "json" {
+		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
+	}
+	logger := slog.New(handler)
 	srv, err := newToolServer(o, logger)
 	if err != nil {
 		return err
 	}
+	var reqlog *requestLog
+	if o.verbose {
+		reqlog = newRequestLog(logger)
+	}
 	if o.http == "" {
-		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		if isTerminal(stdin) {
 			fmt.Fprintf(stderr, "toolwire: serving %d tools over stdio (MCP messages, one JSON object per line).\n"+
 				"toolwire: this is meant to be launched by an MCP client; use --http to serve over HTTP. Ctrl-D ends.\n", srv.Tools().Len())
 		}
+		if reqlog != nil {
+			stdin, stdout = reqlog.stdio(stdin, stdout)
+		}
 		return srv.ServeStream(ctx, stdin, stdout)
 	}
-	return serveHTTP(ctx, srv, o, stdout, logger)
+	return serveHTTP(ctx, srv, o, stdout, logger, reqlog)
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.Writer, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.Writer, logger *slog.Logger, reqlog *requestLog) error {
 	addr := o.http
 	if !strings.Contains(addr, ":") {
 		addr = "127.0.0.1:" + addr // a bare port
@@ -147,7 +161,11 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	mux.Handle("/mcp", h)
 	mux.Handle("/sse", sse)
 	mux.Handle("/message", sse)
-	hs := &http1.Server{Handler: mux, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	var handler http.Handler = mux
+	if reqlog != nil {
+		handler = reqlog.handler(mux)
+	}
+	hs := &http1.Server{Handler: handler, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
 	go func() {
 		<-ctx.Done()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,85 +15,36 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// configHelp explains the configuration file, for --help.
-const configHelp = `The configuration is the "mcpServers" JSON that Claude Desktop, Cursor and
-VS Code use; paste an existing one as it is:
-
-  {
-    "mcpServers": {
-      "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
-      "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}
-    }
-  }
-
-${VAR} takes a value from the environment (${VAR:-default} when unset).
-toolwire's own optional keys per server: include / exclude (tool names),
-prefix (replaces the server name in "server__tool"; "" for none), timeout
-("30s"), inject (values for parameters the host fills, hidden from models),
-disabled.
-
-Default file: $TOOLWIRE_CONFIG, else ` + "~/.config/toolwire/mcp.json" + `.`
-
-type hostOptions struct {
-	config  string
-	timeout time.Duration
-	verbose bool
-}
-
-func (o *hostOptions) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.config, "config", "", "configuration file (default $TOOLWIRE_CONFIG or ~/.config/toolwire/mcp.json)")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 60*time.Second, "give up after this long")
-	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the servers' stderr")
-}
-
-// open loads the configuration into a host, with a context bounded by
-// --timeout; done closes the host and ends the context.
-func (o *hostOptions) open(cmd *cobra.Command) (h *host.Host, ctx context.Context, done func(), err error) {
-	h, err = o.load(cmd.ErrOrStderr())
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
-	return h, ctx, func() { cancel(); h.Close() }, nil
-}
-
-func (o *hostOptions) load(stderr io.Writer) (*host.Host, error) {
-	path := o.config
-	if path == "" {
-		path = host.DefaultConfigPath()
-	}
-	cfg, err := host.LoadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Servers) == 0 {
-		return nil, fmt.Errorf("config %s has no servers under \"mcpServers\"", path)
-	}
-	h := host.New(cfg)
-	h.Client.Info.Name, h.Client.Info.Version = "toolwire", version
-	if o.verbose {
-		h.Stderr = stderr
-	}
-	return h, nil
-}
-
-func newToolsCmd() *cobra.Command {
-	var o hostOptions
+func newToolsCmd(g *globalOptions) *cobra.Command {
+	o := hostOptions{g: g}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "tools",
+		Use:   "tools [SERVER...]",
 		Short: "List the tools of the configured MCP servers",
-		Long:  "Connect to every configured MCP server and list its tools: name, required arguments and description.\n\n" + configHelp,
+		Long: `Connect to the configured MCP servers (or only those named) and list their
+tools: name, required arguments and description. "toolwire tools show NAME"
+shows one tool's parameters.
+
+The servers come from the configuration file: see toolwire help config.`,
 		Example: `  toolwire tools
+  toolwire tools memory files
   toolwire tools --config ./mcp.json --json | jq '.[].name'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, ctx, done, err := o.open(cmd)
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: o.completeServers,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer done()
-			tools, err := h.Tools(ctx)
+			defer s.close()
+			var tools []tool.Tool
+			if len(args) == 0 {
+				tools, err = s.Tools(s.ctx)
+			} else {
+				tools, err = s.ServerTools(s.ctx, args...)
+			}
+			s.progress.close()
+			s.cache.save("tools", namesByServer(tools))
 			if len(tools) == 0 && err != nil {
 				return err
 			}
@@ -109,20 +58,19 @@ func newToolsCmd() *cobra.Command {
 	}
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON (name, description, inputSchema, ...)")
+	cmd.AddCommand(newToolsShowCmd(g))
 	return cmd
 }
 
-// partial reports servers that failed while others answered, and makes
-// the command fail.
-func partial(stderr io.Writer, err error) error {
-	if err == nil {
-		return nil
+// namesByServer groups the names of remote tools by their server.
+func namesByServer(tools []tool.Tool) map[string][]string {
+	m := map[string][]string{}
+	for _, t := range tools {
+		if rt, ok := t.(interface{ Server() string }); ok {
+			m[rt.Server()] = append(m[rt.Server()], t.Info().Name)
+		}
 	}
-	fmt.Fprintln(stderr, "toolwire: some servers failed:")
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintln(stderr, "  "+line)
-	}
-	return errors.New("some servers failed (see above)")
+	return m
 }
 
 func requiredArgs(schema json.RawMessage) []string {
@@ -133,21 +81,30 @@ func requiredArgs(schema json.RawMessage) []string {
 	return s.Required
 }
 
+// oneLine folds a description onto one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n - 3
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
 func printTools(w io.Writer, tools []tool.Tool) {
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Info().Name < tools[j].Info().Name })
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tREQUIRED\tDESCRIPTION")
 	for _, t := range tools {
 		i := t.Info()
-		desc := strings.Join(strings.Fields(i.Description), " ")
-		if len(desc) > 80 {
-			desc = desc[:77] + "..."
-		}
 		req := strings.Join(requiredArgs(i.InputSchema), ", ")
 		if req == "" {
 			req = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", i.Name, req, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", i.Name, req, oneLine(i.Description, 80))
 	}
 	tw.Flush()
 }
@@ -158,33 +115,187 @@ func printToolsJSON(w io.Writer, tools []tool.Tool) error {
 		infos[i] = t.Info()
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(infos)
+	return writeJSON(w, infos)
 }
 
-// exitError carries a process exit code.
-type exitError struct {
-	code int
-	msg  string
+// lookupError explains a tool or prompt that was not found.
+func lookupError(err error, list string) error {
+	var nf *host.NotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w (toolwire %s lists the names)", err, list)
+	}
+	return err
 }
 
-func (e *exitError) Error() string { return e.msg }
+func newToolsShowCmd(g *globalOptions) *cobra.Command {
+	o := hostOptions{g: g}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show SERVER__TOOL",
+		Short: "Show one tool: its description and a table of its parameters",
+		Long: `Show one tool of a configured server: its description and its parameters
+with their types, defaults, and which are required. --json prints the
+tool's definition as the server gives it, with its full input schema.`,
+		Example: `  toolwire tools show files__read_text_file
+  toolwire tools show files__read_text_file --json | jq .inputSchema`,
+		Args:              withUsage(cobra.ExactArgs(1)),
+		ValidArgsFunction: o.completeNames("tools"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.open(cmd)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			t, err := s.Lookup(s.ctx, args[0])
+			s.progress.close()
+			if err != nil {
+				return lookupError(err, "tools")
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), t.Info())
+			}
+			return printToolDetail(cmd.OutOrStdout(), t.Info())
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's definition (name, description, inputSchema, outputSchema, ...) as JSON")
+	return cmd
+}
 
-func newCallCmd() *cobra.Command {
-	var o hostOptions
+// param is one parameter of a tool, for the table.
+type param struct {
+	name, typ, def, desc string
+	required             bool
+}
+
+// schemaParams reads the top-level parameters of an input schema.
+func schemaParams(schema json.RawMessage) ([]param, error) {
+	var s struct {
+		Properties map[string]struct {
+			Type        any             `json:"type"`
+			Enum        []any           `json:"enum"`
+			Items       json.RawMessage `json:"items"`
+			Default     json.RawMessage `json:"default"`
+			Description string          `json:"description"`
+			AnyOf       []struct {
+				Type any `json:"type"`
+			} `json:"anyOf"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("the tool's input schema is not a JSON object: %w", err)
+	}
+	var out []param
+	for name, p := range s.Properties {
+		typ := typeName(p.Type)
+		if typ == "" && len(p.AnyOf) > 0 {
+			var alts []string
+			for _, a := range p.AnyOf {
+				alts = append(alts, typeName(a.Type))
+			}
+			typ = strings.Join(alts, " | ")
+		}
+		if typ == "array" && len(p.Items) > 0 {
+			var items struct {
+				Type any `json:"type"`
+			}
+			if json.Unmarshal(p.Items, &items) == nil && typeName(items.Type) != "" {
+				typ = typeName(items.Type) + "[]"
+			}
+		}
+		if len(p.Enum) > 0 {
+			var vals []string
+			for _, v := range p.Enum {
+				b, _ := json.Marshal(v)
+				vals = append(vals, string(b))
+			}
+			typ = strings.Join(vals, " | ")
+		}
+		if typ == "" {
+			typ = "any"
+		}
+		def := "-"
+		if len(p.Default) > 0 {
+			def = string(p.Default)
+		}
+		out = append(out, param{name: name, typ: typ, def: def, desc: p.Description})
+	}
+	for i := range out {
+		for _, r := range s.Required {
+			if out[i].name == r {
+				out[i].required = true
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].required != out[j].required {
+			return out[i].required
+		}
+		return out[i].name < out[j].name
+	})
+	return out, nil
+}
+
+// typeName renders a JSON Schema "type": a name, or a list of names.
+func typeName(t any) string {
+	switch t := t.(type) {
+	case string:
+		return t
+	case []any:
+		var names []string
+		for _, n := range t {
+			names = append(names, fmt.Sprint(n))
+		}
+		return strings.Join(names, " | ")
+	}
+	return ""
+}
+
+func printToolDetail(w io.Writer, i tool.Info) error {
+	fmt.Fprintln(w, i.Name)
+	if i.Title != "" {
+		fmt.Fprintln(w, i.Title)
+	}
+	if d := strings.TrimSpace(i.Description); d != "" {
+		fmt.Fprintf(w, "\n%s\n", d)
+	}
+	params, err := schemaParams(i.InputSchema)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if len(params) == 0 {
+		fmt.Fprintln(w, "No parameters.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARAMETER\tTYPE\tREQUIRED\tDEFAULT\tDESCRIPTION")
+	for _, p := range params {
+		req := "-"
+		if p.required {
+			req = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.name, p.typ, req, oneLine(p.def, 30), oneLine(p.desc, 70))
+	}
+	return tw.Flush()
+}
+
+func newCallCmd(g *globalOptions) *cobra.Command {
+	o := hostOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "call SERVER__TOOL [JSON_ARGS]",
 		Short: "Call one tool of a configured MCP server",
 		Long: `Call a tool by its full name (see toolwire tools) with arguments as a JSON
-object ("-" reads them from stdin). Text content is printed as text and
-structured content as JSON. A tool error prints its message to stderr and
-exits with status 1.
+object ("-" reads them from stdin). Only the server that owns the tool is
+started. Text content is printed as text and structured content as JSON.
+A tool error prints its message to stderr and exits with status 1.
 
-` + configHelp,
+The servers come from the configuration file: see toolwire help config.`,
 		Example: `  toolwire call files__read_text_file '{"path": "/tmp/notes.txt"}'
   echo '{"message": "hi"}' | toolwire call everything__echo -`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:              nameAndJSON("tool"),
+		ValidArgsFunction: o.completeNames("tools"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := "{}"
 			if len(args) == 2 {
@@ -197,24 +308,23 @@ exits with status 1.
 				}
 				raw = string(b)
 			}
-			h, ctx, done, err := o.open(cmd)
+			s, err := o.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer done()
-			tools, listErr := h.Tools(ctx)
+			defer s.close()
+			t, err := s.Lookup(s.ctx, args[0])
+			if err != nil {
+				return lookupError(err, "tools")
+			}
 			var reg tool.Registry
-			if err := reg.Add(tools...); err != nil {
+			if err := reg.Add(t); err != nil {
 				return err
 			}
-			if _, ok := reg.Lookup(args[0]); !ok {
-				msg := fmt.Sprintf("no tool %q: run `toolwire tools` to see the tool names", args[0])
-				if listErr != nil {
-					msg += "\n" + listErr.Error()
-				}
-				return errors.New(msg)
-			}
-			res, err := reg.Call(ctx, args[0], json.RawMessage(raw))
+			done := s.progress.task("call "+args[0], "running")
+			res, err := reg.Call(s.ctx, args[0], json.RawMessage(raw))
+			done()
+			s.progress.close()
 			if err != nil {
 				res = tool.ErrorResult(err)
 			}
@@ -233,28 +343,13 @@ func printResult(stdout, stderr io.Writer, res *tool.Result) error {
 		out = stderr
 	}
 	for _, c := range res.Content {
-		switch c.Type {
-		case tool.TypeText:
-			if res.StructuredContent != nil && !res.IsError {
-				continue // the structured form is printed below
-			}
-			fmt.Fprintln(out, c.Text)
-		case tool.TypeImage, tool.TypeAudio:
-			fmt.Fprintf(out, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
-		case tool.TypeResource:
-			if c.Resource.Text != "" {
-				fmt.Fprintf(out, "[resource %s]\n%s\n", c.Resource.URI, c.Resource.Text)
-			} else {
-				fmt.Fprintf(out, "[resource %s, %s, %d bytes base64]\n", c.Resource.URI, c.Resource.MimeType, len(c.Resource.Blob))
-			}
-		case tool.TypeResourceLink:
-			fmt.Fprintf(out, "[link %s %s]\n", c.Link.URI, c.Link.Name)
+		if c.Type == tool.TypeText && res.StructuredContent != nil && !res.IsError {
+			continue // the structured form is printed below
 		}
+		printContent(out, c)
 	}
 	if res.StructuredContent != nil && !res.IsError {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res.StructuredContent); err != nil {
+		if err := writeJSON(stdout, res.StructuredContent); err != nil {
 			return err
 		}
 	}
@@ -262,4 +357,22 @@ func printResult(stdout, stderr io.Writer, res *tool.Result) error {
 		return &exitError{code: 1, msg: "the tool reported an error"}
 	}
 	return nil
+}
+
+// printContent prints a content block: text as text, the rest summarized.
+func printContent(out io.Writer, c tool.Content) {
+	switch c.Type {
+	case tool.TypeText:
+		fmt.Fprintln(out, c.Text)
+	case tool.TypeImage, tool.TypeAudio:
+		fmt.Fprintf(out, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
+	case tool.TypeResource:
+		if c.Resource.Text != "" {
+			fmt.Fprintf(out, "[resource %s]\n%s\n", c.Resource.URI, c.Resource.Text)
+		} else {
+			fmt.Fprintf(out, "[resource %s, %s, %d bytes base64]\n", c.Resource.URI, c.Resource.MimeType, len(c.Resource.Blob))
+		}
+	case tool.TypeResourceLink:
+		fmt.Fprintf(out, "[link %s %s]\n", c.Link.URI, c.Link.Name)
+	}
 }

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/host"
+)
+
+// hostOptions are the flags of the commands that use the configured
+// servers.
+type hostOptions struct {
+	g       *globalOptions
+	config  string
+	timeout time.Duration
+}
+
+func (o *hostOptions) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.config, "config", "", "configuration file (default $TOOLWIRE_CONFIG, ~/.config/toolwire/mcp.json, else another app's: see toolwire help config)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute,
+		fmt.Sprintf("give up on the whole command after this long (each server also has %v to start, or its \"timeout\")", host.DefaultConnectTimeout))
+	_ = cmd.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+}
+
+// session is an open host for one command.
+type session struct {
+	*host.Host
+	ctx      context.Context
+	progress *progress
+	cancel   context.CancelFunc
+	cache    *nameCache
+}
+
+// close stops the progress display, the servers, and the context.
+func (s *session) close() {
+	s.progress.close()
+	s.cancel()
+	s.Host.Close()
+}
+
+// open loads the configuration into a host, with a context bounded by
+// --timeout and a progress display on a terminal's stderr.
+func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
+	stderr := cmd.ErrOrStderr()
+	cfg, err := o.loadConfig(stderr)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Servers) == 0 {
+		return nil, fmt.Errorf("config %s has no servers under \"mcpServers\" (see toolwire help config)", cfg.Path)
+	}
+	h := host.New(cfg)
+	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
+	s := &session{Host: h, cache: newNameCache(cfg.Path)}
+	switch {
+	case o.g.verbose:
+		h.Stderr = stderr
+		h.Observe = eventLogger(stderr)
+	case !o.g.quiet && isTerminal(stderr):
+		s.progress = newProgress(stderr)
+		h.Observe = s.progress.observe
+	}
+	s.ctx, s.cancel = context.WithTimeout(cmd.Context(), o.timeout)
+	return s, nil
+}
+
+// loadConfig reads --config, $TOOLWIRE_CONFIG or the default file, and
+// when the default is missing, another app's configuration.
+func (o *hostOptions) loadConfig(stderr io.Writer) (*host.Config, error) {
+	path := o.config
+	if path == "" {
+		path = host.DefaultConfigPath()
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && os.Getenv("TOOLWIRE_CONFIG") == "" {
+			found := host.AppConfigs()
+			if len(found) == 0 {
+				return nil, fmt.Errorf("no configuration: %s does not exist, nor do Claude Desktop's, Cursor's, VS Code's or Windsurf's files: create it with an \"mcpServers\" object (see toolwire help config), or pass --config", path)
+			}
+			path = found[0].Path
+			if !o.g.quiet {
+				fmt.Fprintf(stderr, "toolwire: using %s's configuration %s, as %s does not exist (--config to choose another)\n", found[0].App, path, host.DefaultConfigPath())
+				for _, f := range found[1:] {
+					fmt.Fprintf(stderr, "toolwire: also found %s's %s\n", f.App, f.Path)
+				}
+			}
+		}
+	}
+	cfg, err := host.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if !o.g.quiet {
+		for _, w := range cfg.Warnings {
+			fmt.Fprintln(stderr, "toolwire: warning:", w)
+		}
+	}
+	return cfg, nil
+}
+
+// eventLogger writes each server's state changes as lines (for -v).
+func eventLogger(w io.Writer) func(host.Event) {
+	return func(e host.Event) {
+		switch e.State {
+		case host.Connecting:
+			fmt.Fprintf(w, "toolwire: %s: connecting\n", e.Server)
+		case host.Ready:
+			fmt.Fprintf(w, "toolwire: %s: ready after %v\n", e.Server, e.Elapsed.Round(time.Millisecond))
+		case host.Failed:
+			fmt.Fprintf(w, "toolwire: %s: failed after %v\n", e.Server, e.Elapsed.Round(time.Millisecond))
+		}
+	}
+}
+
+// partial reports servers that failed while others answered, and makes
+// the command fail.
+func partial(stderr io.Writer, err error) error {
+	if err == nil {
+		return nil
+	}
+	fmt.Fprintln(stderr, "toolwire: some servers failed:")
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintln(stderr, "  "+line)
+	}
+	for _, h := range hints(err, false) {
+		fmt.Fprintln(stderr, "toolwire: try:", h)
+	}
+	return &exitError{code: 1, msg: "some servers failed (see above)"}
+}
+
+// hints says what to try about the servers that failed to connect.
+func hints(err error, verbose bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, ce := range connectErrors(err) {
+		if ce.Stdio && !verbose {
+			add("run the command again with -v to see the servers' stderr")
+		}
+		if ce.TimedOut {
+			add(fmt.Sprintf("if %s is only slow to start (npx fetching it, say), give it a longer \"timeout\" in %s, e.g. \"timeout\": \"2m\"", ce.Server, ce.Config))
+		}
+	}
+	return out
+}
+
+// connectErrors finds every *host.ConnectError in an error tree.
+func connectErrors(err error) []*host.ConnectError {
+	var out []*host.ConnectError
+	var walk func(error)
+	walk = func(err error) {
+		if ce, ok := err.(*host.ConnectError); ok {
+			out = append(out, ce)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			if e := u.Unwrap(); e != nil {
+				walk(e)
+			}
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// exitError carries a process exit code; its details are printed already.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

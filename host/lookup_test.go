@@ -1,0 +1,78 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLookup(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("two.json", fmt.Appendf(nil, `{"mcpServers": {
+		"fake": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": "plain"}},
+		"broken": {"command": "definitely-not-a-command-xyz"}
+	}}`, self), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(cfg)
+	h.Client.ProbeTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { h.Close() })
+	var started []string
+	h.Observe = func(e Event) {
+		if e.State == Connecting {
+			started = append(started, e.Server)
+		}
+	}
+	ctx := context.Background()
+	if tl, err := h.Lookup(ctx, "fake__ping"); err != nil || tl.Info().Name != "fake__ping" {
+		t.Fatalf("Lookup(fake__ping) = %v, %v", tl, err)
+	}
+	if fmt.Sprint(started) != "[fake]" {
+		t.Errorf("servers started = %v; want only the owner", started)
+	}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"fake__pong", []string{`no tool "fake__pong"`, "did you mean fake__ping?"}},
+		{"faek__ping", []string{`no tool "faek__ping"`, "names no configured server", "fake__ping"}},
+		{"broken__x", []string{`cannot look up tool "broken__x"`, `server "broken"`, "start", "definitely-not-a-command-xyz"}},
+	}
+	for _, tt := range tests {
+		_, err := h.Lookup(ctx, tt.name)
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("Lookup(%q) = %v; want an error with %q", tt.name, err, w)
+			}
+		}
+	}
+	if _, err := h.ServerTools(ctx, "fak"); err == nil || !strings.Contains(err.Error(), "did you mean fake?") {
+		t.Errorf("ServerTools(fak) = %v", err)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"memory__read_graph", "memory__search_nodes", "files__read_text_file", "everything__echo"}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"memory__read_grpah", []string{"memory__read_graph"}},
+		{"everything__ech", []string{"everything__echo"}},
+		{"read_text_file", []string{"files__read_text_file"}},
+		{"nothing_like_it", nil},
+	}
+	for _, tt := range tests {
+		if got := Suggest(tt.name, names); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/toolwire/toolwire/tool"
@@ -22,7 +21,7 @@ func (h *Host) checkServers(servers []string) error {
 	for _, n := range servers {
 		if _, ok := h.Config.Servers[n]; !ok {
 			msg := fmt.Sprintf("no server named %q in %s", n, h.Config.Path)
-			if s := Suggest(n, h.ServerNames()); len(s) > 0 {
+			if s := tool.Suggest(n, h.ServerNames()); len(s) > 0 {
 				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 			}
 			return fmt.Errorf("%s; the servers are: %s", msg, strings.Join(h.ServerNames(), ", "))
@@ -101,7 +100,7 @@ func (h *Host) Lookup(ctx context.Context, name string) (tool.Tool, error) {
 	var suggestions []string
 	if len(owners) == 0 {
 		prefix, rest, _ := strings.Cut(name, "__")
-		for _, n := range Suggest(prefix, h.ServerNames()) {
+		for _, n := range tool.Suggest(prefix, h.ServerNames()) {
 			suggestions = append(suggestions, h.prefixOf(n)+rest)
 		}
 	} else {
@@ -109,54 +108,8 @@ func (h *Host) Lookup(ctx context.Context, name string) (tool.Tool, error) {
 		for _, t := range tools {
 			names = append(names, t.Info().Name)
 		}
-		suggestions = Suggest(name, names)
+		suggestions = tool.Suggest(name, names)
 	}
 	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: suggestions, Servers: owners}
 }
 
-// Suggest returns the names close to name (by edit distance, or sharing
-// a long substring), closest first, at most three.
-func Suggest(name string, names []string) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	limit := max(2, len(name)/4)
-	for _, n := range names {
-		if n == name {
-			continue
-		}
-		d := distance(strings.ToLower(name), strings.ToLower(n))
-		if d <= limit || (len(name) >= 4 && strings.Contains(n, name)) {
-			cs = append(cs, cand{n, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d || cs[i].d == cs[j].d && cs[i].name < cs[j].name })
-	var out []string
-	for i := 0; i < len(cs) && i < 3; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-// distance is the Levenshtein distance between a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

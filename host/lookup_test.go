@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -56,23 +55,5 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := h.ServerTools(ctx, "fak"); err == nil || !strings.Contains(err.Error(), "did you mean fake?") {
 		t.Errorf("ServerTools(fak) = %v", err)
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	names := []string{"memory__read_graph", "memory__search_nodes", "files__read_text_file", "everything__echo"}
-	tests := []struct {
-		name string
-		want []string
-	}{
-		{"memory__read_grpah", []string{"memory__read_graph"}},
-		{"everything__ech", []string{"everything__echo"}},
-		{"read_text_file", []string{"files__read_text_file"}},
-		{"nothing_like_it", nil},
-	}
-	for _, tt := range tests {
-		if got := Suggest(tt.name, names); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Suggest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // ServerResource is a resource and the server that gives it.
@@ -193,7 +194,7 @@ func (h *Host) GetPrompt(ctx context.Context, name string, args map[string]strin
 	for i, p := range prompts {
 		names[i] = p.Name
 	}
-	return nil, &NotFoundError{Kind: "prompt", Name: name, Suggestions: Suggest(name, names), Servers: owners}
+	return nil, &NotFoundError{Kind: "prompt", Name: name, Suggestions: tool.Suggest(name, names), Servers: owners}
 }
 
 // promptArgs checks that a prompt's required arguments are given.

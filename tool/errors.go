@@ -37,21 +37,24 @@ func (e fatalError) Unwrap() error        { return e.err }
 func (e fatalError) Is(target error) bool { return target == ErrFatal }
 
 // UnknownToolError reports a call to a tool the registry does not have. A
-// model can act on it: Known lists the names it may use instead, closest
-// first.
+// model can act on it: Suggestions are the close names it may have meant,
+// and Known, when none is close, names the tools there are (up to ten).
 type UnknownToolError struct {
-	Name  string
-	Known []string
+	Name        string
+	Suggestions []string
+	Known       []string
 	// Gone says why the tool is no longer there, when its source (an MCP
 	// server) went away.
 	Gone error
 }
 
 func (e *UnknownToolError) Error() string {
-	if e.Gone != nil {
+	switch {
+	case e.Gone != nil:
 		return fmt.Sprintf("tool %q is not available now: %v", e.Name, e.Gone)
-	}
-	if len(e.Known) == 0 {
+	case len(e.Suggestions) > 0:
+		return fmt.Sprintf("unknown tool %q: did you mean %s?", e.Name, strings.Join(e.Suggestions, " or "))
+	case len(e.Known) == 0:
 		return fmt.Sprintf("unknown tool %q: there are no tools", e.Name)
 	}
 	return fmt.Sprintf("unknown tool %q (tools: %s)", e.Name, strings.Join(e.Known, ", "))

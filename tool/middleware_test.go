@@ -141,7 +141,7 @@ func TestErrorClasses(t *testing.T) {
 		}
 	}
 	_, err := reg.Call(injected, "gret", nil)
-	if !strings.Contains(err.Error(), `unknown tool "gret" (tools: greet, slow)`) {
+	if !strings.Contains(err.Error(), `unknown tool "gret": did you mean greet?`) {
 		t.Errorf("unknown tool error %q should list the closest names first", err)
 	}
 	if tool.Fatal(nil) != nil {

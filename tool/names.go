@@ -71,21 +71,29 @@ func SafeName(name string) string {
 	return base + suffix
 }
 
-// closest returns up to n of names, those closest to name first (by edit
-// distance, then alphabetically).
-func closest(name string, names []string, n int) []string {
-	type scored struct {
+// Suggest returns the names close to name (by edit distance, ignoring
+// case, or containing it when it is 4 characters or more), closest first,
+// at most three: a did-you-mean for a mistyped tool, server or command.
+func Suggest(name string, names []string) []string {
+	type cand struct {
 		name string
 		d    int
 	}
-	all := make([]scored, len(names))
-	for i, c := range names {
-		all[i] = scored{c, editDistance(name, c)}
+	var cs []cand
+	limit := max(2, len(name)/4)
+	for _, n := range names {
+		if n == name {
+			continue
+		}
+		d := editDistance(strings.ToLower(name), strings.ToLower(n))
+		if d <= limit || (len(name) >= 4 && strings.Contains(n, name)) {
+			cs = append(cs, cand{n, d})
+		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
-	out := make([]string, 0, min(n, len(all)))
-	for _, s := range all[:min(n, len(all))] {
-		out = append(out, s.name)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d || cs[i].d == cs[j].d && cs[i].name < cs[j].name })
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
 	}
 	return out
 }

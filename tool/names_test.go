@@ -2,6 +2,7 @@ package tool_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -51,5 +52,23 @@ func TestSafeName(t *testing.T) {
 	}
 	if tool.SafeName("a.b") == tool.SafeName("a/b") || tool.SafeName("a.b") == "a_b" {
 		t.Error("names that differ must not collide, nor collide with the accepted name a_b")
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"memory__read_graph", "memory__search_nodes", "files__read_text_file", "everything__echo"}
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"memory__read_grpah", []string{"memory__read_graph"}},
+		{"everything__ech", []string{"everything__echo"}},
+		{"read_text_file", []string{"files__read_text_file"}},
+		{"nothing_like_it", nil},
+	}
+	for _, tt := range tests {
+		if got := tool.Suggest(tt.name, names); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

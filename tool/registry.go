@@ -276,7 +276,10 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	chain := r.chain
 	var unknown *UnknownToolError
 	if !ok {
-		unknown = &UnknownToolError{Name: name, Known: closest(name, r.order, 10), Gone: r.gone[name]}
+		unknown = &UnknownToolError{Name: name, Suggestions: Suggest(name, r.order), Gone: r.gone[name]}
+		if len(unknown.Suggestions) == 0 {
+			unknown.Known = slices.Clone(r.order[:min(len(r.order), 10)])
+		}
 	}
 	r.mu.RUnlock()
 	if !ok {

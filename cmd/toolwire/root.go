@@ -31,7 +31,8 @@ Start with:
   toolwire serve                        serve the built-in tools over stdio
   toolwire serve --http 127.0.0.1:8080  serve them over Streamable HTTP at /mcp
   toolwire tools                        list the tools of your MCP servers
-  toolwire call SERVER__TOOL '{...}'    call one of them`,
+  toolwire call SERVER__TOOL '{...}'    call one of them
+  toolwire run -m openai:gpt-4.1 "..."  give a model a task, with all these tools`,
 		Version:       versionInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -42,7 +43,7 @@ Start with:
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "show nothing on stderr but errors (no progress, no notes)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{cmd: cmd, err: err} })
 	root.AddCommand(
-		newServeCmd(g), newToolsCmd(g), newCallCmd(g),
+		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
 		newVersionCmd(), newConfigTopic(),
 	)

@@ -1,0 +1,298 @@
+// Package agent runs the function-calling loop: the conversation and the
+// tools' schemas go to a model; each tool call it asks for runs through a
+// tool.Registry (so in-process tools and MCP servers' tools behave alike,
+// and the registry's middleware sees every call); the results go back
+// paired with their calls; and so on until the model answers without
+// calls.
+//
+// Errors are data for the model: invalid arguments, unknown tools, a
+// tool's error or panic, a timeout each become a tool result that says
+// what was wrong, so the model can repair its call. A tool that keeps
+// failing, a fatal error (tool.ErrFatal), the context ending or the
+// model's own failure end the run.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// Defaults of an Agent's bounds.
+const (
+	DefaultMaxTurns    = 25
+	DefaultMaxFailures = 3
+	DefaultParallel    = 8
+)
+
+// Agent runs conversations with a model and tools. Set its fields, then
+// call Run; an Agent may run several conversations at once.
+type Agent struct {
+	Model model.Model
+	// Tools are the tools the model may call. Nil means none.
+	Tools *tool.Registry
+	// System is the system prompt.
+	System string
+	// MaxTurns bounds the model requests of one Run (default
+	// DefaultMaxTurns).
+	MaxTurns int
+	// MaxFailures bounds the failed calls of one tool in a row (default
+	// DefaultMaxFailures): one more ends the run, as a model that cannot
+	// repair its call would go on forever.
+	MaxFailures int
+	// Parallel bounds the calls of one turn that run at once (default
+	// DefaultParallel). Calls run at once only when their tools say they
+	// may (read-only or idempotent, and not Exclusive).
+	Parallel int
+	// Final names tools whose successful result is the answer: the run
+	// ends with it, without asking the model again.
+	Final []string
+	// Ask, when set, asks the user for required arguments the model left
+	// out (interactive use), and the call is made again with them. It
+	// returns the values by argument name. Without it the model gets the
+	// error and may repair the call itself.
+	Ask func(ctx context.Context, call model.ToolCall, missing []string) (map[string]any, error)
+	// MaxTokens bounds each answer (0: the adapter's default).
+	MaxTokens int
+	// OnEvent receives the run's events as they happen, on the goroutine
+	// that produced them (tool events of a turn may come from several at
+	// once). It must not block for long.
+	OnEvent func(Event)
+}
+
+// Exclusive is the key of a tool's Info.Meta that, set to true, keeps the
+// agent from running the tool at the same time as any other call.
+const Exclusive = "toolwire/exclusive"
+
+// Result is what a run produced.
+type Result struct {
+	// Answer is the model's final text (or a Final tool's result).
+	Answer string
+	// Messages is the conversation, the history given to Run included:
+	// pass it to the next Run to go on.
+	Messages []model.Message
+	// Usage adds up the usage of every model request; Turns has each.
+	Usage model.Usage
+	Turns []model.Usage
+	// ToolCalls counts the calls made.
+	ToolCalls int
+}
+
+// Run sends history (ending with the user's message) to the model and
+// loops until the model answers without tool calls. The Result holds the
+// conversation so far even when an error ends the run.
+func (a *Agent) Run(ctx context.Context, history []model.Message) (*Result, error) {
+	res := &Result{Messages: slices.Clone(history)}
+	failures := map[string]int{}
+	maxTurns := orDefault(a.MaxTurns, DefaultMaxTurns)
+	for turn := 0; ; turn++ {
+		if turn >= maxTurns {
+			return res, fmt.Errorf("agent: stopped after %d model requests without a final answer (raise MaxTurns, --max-turns, if the task needs more)", maxTurns)
+		}
+		req := &model.Request{System: a.System, Messages: res.Messages, Tools: a.toolSpecs(), MaxTokens: a.MaxTokens}
+		resp, err := a.Model.Generate(ctx, req, a.onDelta)
+		if err != nil {
+			return res, fmt.Errorf("agent: turn %d: %w", turn+1, err)
+		}
+		res.Turns = append(res.Turns, resp.Usage)
+		res.Usage = res.Usage.Add(resp.Usage)
+		a.emit(Event{Type: EventUsage, Turn: turn + 1, Usage: resp.Usage})
+		res.Messages = append(res.Messages, resp.Message)
+		if len(resp.Message.ToolCalls) == 0 {
+			res.Answer = resp.Message.Text
+			if resp.StopReason == model.StopLength {
+				return res, fmt.Errorf("agent: the answer was cut off by the token limit (raise MaxTokens)")
+			}
+			a.emit(Event{Type: EventAnswer, Text: res.Answer})
+			return res, nil
+		}
+		results, final, err := a.runCalls(ctx, resp.Message.ToolCalls, failures)
+		res.ToolCalls += len(resp.Message.ToolCalls)
+		res.Messages = append(res.Messages, model.Message{Role: model.RoleTool, ToolResults: results})
+		if err != nil {
+			return res, err
+		}
+		if final != nil {
+			res.Answer = final.Text
+			a.emit(Event{Type: EventAnswer, Text: res.Answer})
+			return res, nil
+		}
+	}
+}
+
+func orDefault(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+func (a *Agent) emit(e Event) {
+	if a.OnEvent != nil {
+		a.OnEvent(e)
+	}
+}
+
+func (a *Agent) onDelta(d model.Delta) {
+	if a.OnEvent == nil {
+		return
+	}
+	t := EventText
+	if d.Kind == model.DeltaReasoning {
+		t = EventReasoning
+	}
+	a.OnEvent(Event{Type: t, Text: d.Text})
+}
+
+// toolSpecs describes the registry's tools to the model, as their Info
+// says: injected parameters are not in the input schema.
+func (a *Agent) toolSpecs() []model.ToolSpec {
+	if a.Tools == nil {
+		return nil
+	}
+	tools := a.Tools.Tools()
+	specs := make([]model.ToolSpec, len(tools))
+	for i, t := range tools {
+		info := t.Info()
+		specs[i] = model.ToolSpec{Name: info.Name, Description: info.Description, Parameters: info.InputSchema}
+	}
+	return specs
+}
+
+// parallelSafe reports whether a tool may run at the same time as others.
+func (a *Agent) parallelSafe(name string) bool {
+	if a.Tools == nil {
+		return false
+	}
+	t, ok := a.Tools.Lookup(name)
+	if !ok {
+		return true // an error result, made at once
+	}
+	info := t.Info()
+	if ex, _ := info.Meta[Exclusive].(bool); ex {
+		return false
+	}
+	an := info.Annotations
+	return an != nil && (isTrue(an.ReadOnlyHint) || isTrue(an.IdempotentHint))
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// runCalls runs the calls of one turn and returns their results in the
+// model's order. Consecutive calls that may run at once do; the others
+// run alone, in order. A fatal error ends the turn (results of calls not
+// run say so). final is the result of a Final tool, if one succeeded.
+func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures map[string]int) ([]model.ToolResult, *model.ToolResult, error) {
+	results := make([]model.ToolResult, len(calls))
+	errs := make([]error, len(calls))
+	sem := make(chan struct{}, orDefault(a.Parallel, DefaultParallel))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if a.parallelSafe(calls[i].Name) {
+			for j < len(calls) && a.parallelSafe(calls[j].Name) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				results[k], errs[k] = a.runCall(ctx, calls[k])
+			}()
+		}
+		wg.Wait()
+		for k := i; k < j; k++ {
+			if errs[k] != nil {
+				for m := j; m < len(calls); m++ {
+					results[m] = model.ToolResult{CallID: calls[m].ID, Name: calls[m].Name, Text: "not run: the run stopped", IsError: true}
+				}
+				return results, nil, errs[k]
+			}
+		}
+		i = j
+	}
+	var final *model.ToolResult
+	for k, r := range results {
+		name := calls[k].Name
+		if r.IsError {
+			failures[name]++
+			if failures[name] > orDefault(a.MaxFailures, DefaultMaxFailures) {
+				return results, nil, fmt.Errorf("agent: tool %s failed %d times in a row; the last time: %s", name, failures[name], r.Text)
+			}
+			continue
+		}
+		failures[name] = 0
+		if final == nil && slices.Contains(a.Final, name) {
+			final = &results[k]
+		}
+	}
+	return results, final, nil
+}
+
+// runCall runs one call and makes its result. Only a fatal error is
+// returned: everything else is a result the model reads.
+func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolResult, error) {
+	start := time.Now()
+	a.emit(Event{Type: EventToolStart, CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+	res, err := a.call(ctx, call)
+	if err != nil && errors.Is(err, tool.ErrFatal) {
+		a.emit(Event{Type: EventToolEnd, CallID: call.ID, Tool: call.Name, Duration: time.Since(start), Err: err.Error(), IsError: true})
+		return model.ToolResult{CallID: call.ID, Name: call.Name, Text: err.Error(), IsError: true}, fmt.Errorf("agent: tool %s: %w", call.Name, err)
+	}
+	if err != nil {
+		res = tool.ErrorResult(err)
+	}
+	v := res.ForModel()
+	out := model.ToolResult{CallID: call.ID, Name: call.Name, Text: v.Text, IsError: v.IsError}
+	for _, att := range v.Attachments {
+		if att.Type == tool.TypeImage {
+			out.Images = append(out.Images, model.Image{MimeType: att.MimeType, Data: att.Data})
+		}
+	}
+	e := Event{Type: EventToolEnd, CallID: call.ID, Tool: call.Name, Duration: time.Since(start), IsError: v.IsError, ResultSize: len(v.Text)}
+	if v.IsError {
+		e.Err = v.Text
+	}
+	a.emit(e)
+	return out, nil
+}
+
+// call makes the call through the registry, asking the user for missing
+// required arguments when it can.
+func (a *Agent) call(ctx context.Context, call model.ToolCall) (*tool.Result, error) {
+	if call.Invalid != "" {
+		return nil, fmt.Errorf("the call of %s was not run: %s; send the call again with its arguments as one JSON object", call.Name, call.Invalid)
+	}
+	if a.Tools == nil {
+		return nil, &tool.UnknownToolError{Name: call.Name}
+	}
+	res, err := a.Tools.Call(ctx, call.Name, call.Arguments)
+	var ae *tool.ArgumentsError
+	if a.Ask == nil || !errors.As(err, &ae) || len(ae.Missing) == 0 || ae.Syntax != "" || len(ae.Problems) > 0 {
+		return res, err
+	}
+	answers, aerr := a.Ask(ctx, call, ae.Missing)
+	if aerr != nil {
+		return nil, fmt.Errorf("%w (asking the user for %s: %v)", err, strings.Join(ae.Missing, ", "), aerr)
+	}
+	args := map[string]any{}
+	_ = json.Unmarshal(call.Arguments, &args)
+	for k, v := range answers {
+		args[k] = v
+	}
+	b, merr := json.Marshal(args)
+	if merr != nil {
+		return nil, err
+	}
+	return a.Tools.Call(ctx, call.Name, b)
+}

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolwire/toolwire/model"
+)
+
+// EventType says what an Event reports.
+type EventType string
+
+// Event types.
+const (
+	// EventText is a piece of the model's answer (Text).
+	EventText EventType = "text"
+	// EventReasoning is a piece of the model's reasoning (Text).
+	EventReasoning EventType = "reasoning"
+	// EventToolStart is a tool call about to run (CallID, Tool, Args).
+	EventToolStart EventType = "tool_start"
+	// EventToolEnd is a tool call that finished (CallID, Tool, Duration,
+	// IsError, Err, ResultSize).
+	EventToolEnd EventType = "tool_end"
+	// EventUsage is the usage of one model request (Turn, Usage).
+	EventUsage EventType = "usage"
+	// EventAnswer is the final answer (Text).
+	EventAnswer EventType = "answer"
+)
+
+// Event is something that happened in a run, for a UI or a log. It
+// encodes as one JSON object (toolwire run --json prints a line each).
+type Event struct {
+	Type       EventType       `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	CallID     string          `json:"call_id,omitempty"`
+	Tool       string          `json:"tool,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Duration   time.Duration   `json:"duration_ns,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	Err        string          `json:"error,omitempty"`
+	ResultSize int             `json:"result_size,omitempty"`
+	Turn       int             `json:"turn,omitempty"`
+	Usage      model.Usage     `json:"usage,omitzero"`
+}

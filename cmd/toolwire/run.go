@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/agent"
+	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/provider"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// agentOptions are the flags of the commands that run an agent.
+type agentOptions struct {
+	host     hostOptions
+	model    string
+	baseURL  string
+	apiKey   string
+	toolsets []string
+	yes      bool
+	allow    []string
+	maxTurns int
+	system   string
+}
+
+func (o *agentOptions) flags(cmd *cobra.Command) {
+	o.host.flags(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&o.model, "model", "m", "", "the model, as provider:model (default $TOOLWIRE_MODEL): "+providerNames())
+	f.StringVar(&o.baseURL, "base-url", "", "the API's base URL, instead of the provider's variable (e.g. $OPENAI_BASE_URL)")
+	f.StringVar(&o.apiKey, "api-key", "", "the API key, instead of the provider's variable (e.g. $OPENAI_API_KEY)")
+	f.StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets the model may use, beside the configured MCP servers")
+	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking")
+	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable)")
+	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")
+	f.StringVar(&o.system, "system", "", "the system prompt")
+}
+
+func providerNames() string {
+	var names []string
+	for _, p := range provider.Providers() {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// runSession is what a run needs: the model, the tools, the host behind
+// them.
+type runSession struct {
+	model model.Model
+	tools *tool.Registry
+	host  *session // nil without configured servers
+	ctx   context.Context
+	stop  context.CancelFunc
+}
+
+func (r *runSession) close() {
+	r.stop()
+	if r.host != nil {
+		r.host.close()
+	}
+}
+
+// open opens the model (first, so a missing key is said at once) and the
+// tools: the built-in toolsets and the configured servers, kept in step
+// with them.
+func (o *agentOptions) open(cmd *cobra.Command) (*runSession, error) {
+	spec := o.model
+	if spec == "" {
+		spec = os.Getenv("TOOLWIRE_MODEL")
+	}
+	if spec == "" {
+		return nil, &usageError{cmd: cmd, err: fmt.Errorf("no model: pass --model provider:model or set TOOLWIRE_MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3")}
+	}
+	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
+	if err != nil {
+		return nil, err
+	}
+	reg := &tool.Registry{}
+	sets := toolsets()
+	for _, name := range o.toolsets {
+		if name == "" {
+			continue
+		}
+		ts, ok := sets[name]
+		if !ok {
+			return nil, &usageError{cmd: cmd, err: fmt.Errorf("unknown toolset %q (toolsets: %s)", name, strings.Join(toolsetNames(), ", "))}
+		}
+		if err := reg.Add(ts()...); err != nil {
+			return nil, err
+		}
+	}
+	r := &runSession{model: m, tools: reg}
+	r.ctx, r.stop = context.WithTimeout(cmd.Context(), o.host.timeout)
+	stderr := cmd.ErrOrStderr()
+	if _, err := o.host.loadConfig(io.Discard); err == nil || o.host.config != "" {
+		s, err := o.host.open(cmd)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.host = s
+		// The servers' tools stay in the registry while the run goes on,
+		// following their changes.
+		if err := s.Sync(r.ctx, reg); err != nil && !o.host.g.quiet {
+			fmt.Fprintln(stderr, "toolwire: warning: some servers are not available:", err)
+		}
+		s.progress.close()
+	}
+	reg.Use(agent.Approval(o.allow, o.approver(cmd)))
+	return r, nil
+}
+
+// approver says how tools that may change things are approved: all at
+// once with --yes, else nobody can be asked (run is not interactive).
+func (o *agentOptions) approver(*cobra.Command) func(context.Context, *tool.Call) (bool, error) {
+	if o.yes {
+		return func(context.Context, *tool.Call) (bool, error) { return true, nil }
+	}
+	return nil
+}
+
+func newRunCmd(g *globalOptions) *cobra.Command {
+	o := agentOptions{host: hostOptions{g: g}}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run [flags] TASK",
+		Short: "Give a model a task, with tools, and print its answer",
+		Long: `Run gives a model a task and the tools it may call: the built-in toolsets and
+the tools of your configured MCP servers. The model calls tools until it can
+answer; the answer streams to stdout as it arrives, while each tool call and
+the token usage go to stderr. With --json, stdout gets the run's events as
+JSON lines instead (text, reasoning, tool_start, tool_end, usage, answer).
+
+Run asks nobody: tools that may change things (by their annotations) are
+refused unless --yes or --allow lets them run. The exit status is 1 when the
+run fails.
+
+The model comes from --model or $TOOLWIRE_MODEL, as provider:model; its key
+and base URL from the variables its vendor's own SDK reads:
+  openai:gpt-4.1                OPENAI_API_KEY, OPENAI_BASE_URL (ends in /v1)
+  anthropic:claude-sonnet-4-5   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+  gemini:gemini-2.5-pro         GEMINI_API_KEY, GEMINI_BASE_URL
+  ollama:qwen3                  OLLAMA_HOST (default http://127.0.0.1:11434)
+  deepseek:deepseek-chat        DEEPSEEK_API_KEY
+  qwen:qwen-max                 DASHSCOPE_API_KEY
+  openai-compat:NAME            OPENAI_COMPAT_BASE_URL (any OpenAI-compatible server)`,
+		Example: `  toolwire run -m openai:gpt-4.1 "How many days from 2024-02-03 to 2026-11-24?"
+  toolwire run -m ollama:qwen3 --json "What time is it in Tokyo?" | jq .`,
+		Args: withUsage(func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("run takes the task as one argument (quote it), got %d", len(args))
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := o.open(cmd)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns}
+			var printer *runPrinter
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				var mu sync.Mutex
+				a.OnEvent = func(e agent.Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					_ = enc.Encode(e)
+				}
+			} else {
+				printer = &runPrinter{out: stdout, err: stderr, quiet: g.quiet}
+				a.OnEvent = printer.event
+			}
+			res, err := a.Run(r.ctx, []model.Message{{Role: model.RoleUser, Text: args[0]}})
+			if printer != nil {
+				printer.finish(res)
+			}
+			return err
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run's events as JSON lines on stdout")
+	return cmd
+}
+
+// runPrinter shows a run as it happens: the answer on out, tool calls and
+// usage on err.
+type runPrinter struct {
+	out, err io.Writer
+	quiet    bool
+	mu       sync.Mutex
+	midLine  bool // the answer printed so far does not end a line
+}
+
+func (p *runPrinter) event(e agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Type {
+	case agent.EventText:
+		fmt.Fprint(p.out, e.Text)
+		p.midLine = !strings.HasSuffix(e.Text, "\n")
+	case agent.EventToolStart:
+		if !p.quiet {
+			p.endLine()
+			fmt.Fprintf(p.err, "toolwire: → %s %s\n", e.Tool, shorten(string(e.Args), 120))
+		}
+	case agent.EventToolEnd:
+		if p.quiet {
+			return
+		}
+		if e.IsError {
+			fmt.Fprintf(p.err, "toolwire: ✗ %s failed after %v: %s\n", e.Tool, e.Duration.Round(time.Millisecond), shorten(e.Err, 200))
+		} else {
+			fmt.Fprintf(p.err, "toolwire: ✓ %s in %v, %d bytes to the model\n", e.Tool, e.Duration.Round(time.Millisecond), e.ResultSize)
+		}
+	}
+}
+
+// endLine ends the answer's line before a line of stderr.
+func (p *runPrinter) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+}
+
+// finish ends the answer and reports the usage.
+func (p *runPrinter) finish(res *agent.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endLine()
+	if res == nil || p.quiet {
+		return
+	}
+	u := res.Usage
+	fmt.Fprintf(p.err, "toolwire: %d model requests, %d tool calls; tokens: %d in (%d cached), %d out (%d reasoning)\n",
+		len(res.Turns), res.ToolCalls, u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
+}
+
+// shorten cuts s to n bytes at most, on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

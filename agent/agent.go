@@ -202,7 +202,11 @@ func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures m
 			}
 		}
 		var wg sync.WaitGroup
-		for k := i; k < j; k++ {
+		if j == i+1 {
+			// One call: on this goroutine, whose stack has grown already.
+			results[i], errs[i] = a.runCall(ctx, calls[i])
+		}
+		for k := i; k < j && j > i+1; k++ {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {

@@ -56,6 +56,9 @@ func testServer(mode string) int {
 		return 0
 	}
 	srv, err := newToolServer(serveOptions{}, nil)
+	if err == nil && mode == "notes" {
+		err = srv.AddTools(noteTool())
+	}
 	if err != nil || srv.ServeStream(context.Background(), os.Stdin, os.Stdout) != nil {
 		return 1
 	}

@@ -71,8 +71,9 @@ func (r *runSession) close() {
 
 // open opens the model (first, so a missing key is said at once) and the
 // tools: the built-in toolsets and the configured servers, kept in step
-// with them.
-func (o *agentOptions) open(cmd *cobra.Command) (*runSession, error) {
+// with them. Tools that may change things run when --yes or --allow says
+// so, else when approve says yes; with approve nil they are refused.
+func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *tool.Call) (bool, error)) (*runSession, error) {
 	spec := o.model
 	if spec == "" {
 		spec = os.Getenv("TOOLWIRE_MODEL")
@@ -115,17 +116,11 @@ func (o *agentOptions) open(cmd *cobra.Command) (*runSession, error) {
 		}
 		s.progress.close()
 	}
-	reg.Use(agent.Approval(o.allow, o.approver(cmd)))
-	return r, nil
-}
-
-// approver says how tools that may change things are approved: all at
-// once with --yes, else nobody can be asked (run is not interactive).
-func (o *agentOptions) approver(*cobra.Command) func(context.Context, *tool.Call) (bool, error) {
 	if o.yes {
-		return func(context.Context, *tool.Call) (bool, error) { return true, nil }
+		approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
 	}
-	return nil
+	reg.Use(agent.Approval(o.allow, approve))
+	return r, nil
 }
 
 func newRunCmd(g *globalOptions) *cobra.Command {
@@ -162,7 +157,7 @@ and base URL from the variables its vendor's own SDK reads:
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := o.open(cmd)
+			r, err := o.open(cmd, nil) // nobody to ask
 			if err != nil {
 				return err
 			}

@@ -112,4 +112,3 @@ func (h *Host) Lookup(ctx context.Context, name string) (tool.Tool, error) {
 	}
 	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: suggestions, Servers: owners}
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -180,5 +181,62 @@ func TestCallerIdentity(t *testing.T) {
 	t.Cleanup(hs.Close) // after the sessions, which Cleanup closes first
 	if got := callerOf(t, connect(t, &mcp.HTTPTransport{URL: hs.URL, Header: bearer("t")}, "")); !strings.HasPrefix(got, "tenant-1/token:") {
 		t.Errorf("with Server.Caller: caller %q, want tenant-1/token:…", got)
+	}
+}
+
+type divideIn struct {
+	A float64 `json:"a" description:"Dividend"`
+	B float64 `json:"b" description:"Divisor"`
+}
+
+// TestAskMissing: with AskMissing, a call that leaves out a required
+// argument asks the client's user for it (elicitation), in both eras, and
+// runs with the answer; a user who declines is an error result; a client
+// without elicitation gets the arguments error.
+func TestAskMissing(t *testing.T) {
+	srv := newServer(t, tool.Must(tool.New("divide", "Divides a by b.", func(_ context.Context, in divideIn) (string, error) {
+		return fmt.Sprint(in.A / in.B), nil
+	})))
+	srv.AskMissing = true
+	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	t.Cleanup(ts.Close)
+	for _, tt := range []struct {
+		name, version, action string
+		noElicitation         bool
+		want                  string
+		isError               bool
+	}{
+		{"modern, accepted", "", "accept", false, "3", false},
+		{"legacy, accepted", mcp.Version20251125, "accept", false, "3", false},
+		{"modern, declined", "", "decline", false, "the user did not give b for tool divide (decline)", true},
+		{"no elicitation", "", "", true, `missing required argument "b"`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []string
+			c := &mcp.Client{Info: mcp.Implementation{Name: "c", Version: "1"}, ProtocolVersion: tt.version}
+			if !tt.noElicitation {
+				c.Elicitation = func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					asked = append(asked, string(p.RequestedSchema))
+					return &mcp.ElicitResult{Action: tt.action, Content: map[string]any{"b": 3}}, nil
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			s, err := c.Connect(ctx, &mcp.HTTPTransport{URL: ts.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res, err := s.CallTool(ctx, "divide", json.RawMessage(`{"a":9}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].Text; res.IsError != tt.isError || !strings.Contains(got, tt.want) {
+				t.Errorf("result %q (error %v), want %q", got, res.IsError, tt.want)
+			}
+			if !tt.noElicitation && (len(asked) != 1 || !strings.Contains(asked[0], `"required":["b"]`) || !strings.Contains(asked[0], `"Divisor"`)) {
+				t.Errorf("asked %v, want one form for b", asked)
+			}
+		})
 	}
 }

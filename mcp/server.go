@@ -96,6 +96,11 @@ type Server struct {
 	// context the server runs in already carries (tool.WithCaller) comes
 	// first.
 	Caller func(ctx context.Context, req RequestInfo) tool.Caller
+	// AskMissing asks the client's user (elicitation) for required
+	// arguments a tools/call left out, when the client can answer and the
+	// arguments are plain values, and runs the call with them; otherwise,
+	// and without AskMissing, the call fails and the model reads why.
+	AskMissing bool
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into

@@ -96,6 +96,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
+		// A call that leaves out a required argument asks the client's
+		// user for it, when the client can.
+		AskMissing: true,
 	}
 	names := o.toolsets
 	if len(names) == 0 {

@@ -33,7 +33,8 @@ const DefaultHost = "http://127.0.0.1:11434"
 // HostURL reads OLLAMA_HOST as the Ollama CLI does: "host", "host:port",
 // ":port" or a URL (http:// or https://, perhaps with a path); a missing
 // host is 127.0.0.1 and a missing port 11434 (80 or 443 for a URL that
-// names its scheme). "" gives DefaultHost.
+// names its scheme), and a port that is no port gives 127.0.0.1 and the
+// default port. "" gives DefaultHost.
 func HostURL(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -61,7 +62,7 @@ func HostURL(s string) string {
 		host = "127.0.0.1"
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		port = defaultPort
+		host, port = "127.0.0.1", defaultPort // as the CLI does
 	}
 	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
 	if path != "" {

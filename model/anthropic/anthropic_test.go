@@ -164,6 +164,21 @@ func TestGenerate(t *testing.T) {
 			StopReason: model.StopEnd,
 			Usage:      model.Usage{InputTokens: 12 + 100 + 2048, OutputTokens: 9, CachedTokens: 2048},
 		},
+	}, {
+		name:  "history: results that come after a user message still lead it",
+		reply: wiretest.Reply{File: "text.json"},
+		req: &model.Request{Messages: []model.Message{
+			{Role: model.RoleUser, Text: "Time?"},
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "toolu_09", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+			{Role: model.RoleUser, Text: "In UTC, please."},
+			{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "toolu_09", Text: "03:35"}}},
+		}},
+		wantRequest: "results_first.request.json",
+		want: &model.Response{
+			Message:    model.Message{Text: "Paris is the capital of France."},
+			StopReason: model.StopEnd,
+			Usage:      model.Usage{InputTokens: 12 + 100 + 2048, OutputTokens: 9, CachedTokens: 2048},
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

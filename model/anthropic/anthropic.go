@@ -46,7 +46,8 @@ type Model struct {
 	// APIKey is sent as x-api-key.
 	APIKey string
 	// ThinkingBudget, when above 0, turns extended thinking on with that
-	// many tokens to think in (it must be below the answer's max tokens).
+	// many tokens to think in; max_tokens is raised above it when the
+	// request's bound leaves no room for the answer.
 	ThinkingBudget int
 	// Header holds headers added to every request (anthropic-beta, ...).
 	Header http.Header
@@ -180,6 +181,10 @@ func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
 	}
 	if m.ThinkingBudget > 0 {
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: m.ThinkingBudget}
+		if w.MaxTokens <= m.ThinkingBudget {
+			// The budget is part of max_tokens, and must leave room.
+			w.MaxTokens = m.ThinkingBudget + DefaultMaxTokens
+		}
 	}
 	w.Messages = wireMessages(req.Messages)
 	for _, t := range req.Tools {
@@ -208,11 +213,15 @@ var emptyInput = json.RawMessage(`{}`)
 
 // wireMessages writes the conversation. The results of a turn's tool
 // calls go in one user message, tool_result blocks first, and a user
-// message right after them joins that message: the API wants roles to
-// alternate and the results to lead.
+// message next to them joins that message: the API wants roles to
+// alternate and the results to lead. The API takes no empty text blocks,
+// so none are sent.
 func wireMessages(msgs []model.Message) []wireMessage {
 	var out []wireMessage
 	add := func(role string, blocks []wireBlock) {
+		if len(blocks) == 0 {
+			return
+		}
 		if n := len(out); n > 0 && out[n-1].Role == role && role == "user" {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
@@ -225,29 +234,38 @@ func wireMessages(msgs []model.Message) []wireMessage {
 			var blocks []wireBlock
 			for _, r := range msg.ToolResults {
 				b := wireBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
-				if r.Text != "" || len(r.Images) == 0 {
+				if r.Text != "" {
 					b.Content = append(b.Content, textBlock(r.Text))
 				}
 				b.Content = append(b.Content, imageBlocks(r.Images)...)
 				blocks = append(blocks, b)
 			}
-			// Results come first, even if a user message came before.
-			if n := len(out); n > 0 && out[n-1].Role == "user" {
-				out[n-1].Content = append(blocks, out[n-1].Content...)
+			n := len(out)
+			if n == 0 || out[n-1].Role != "user" {
+				add("user", blocks)
 				continue
 			}
-			add("user", blocks)
+			// Join the user message before, after the results already
+			// in it and before anything else.
+			prev := out[n-1].Content
+			i := 0
+			for i < len(prev) && prev[i].Type == "tool_result" {
+				i++
+			}
+			out[n-1].Content = append(append(append([]wireBlock(nil), prev[:i]...), blocks...), prev[i:]...)
 		case model.RoleAssistant:
 			var blocks []wireBlock
 			for _, r := range msg.Reasoning {
 				switch {
+				case r.Source != "" && r.Source != "thinking" && r.Source != "redacted_thinking":
+					// Reasoning of another provider: not Anthropic's to
+					// check, and it would fail the check.
 				case r.Redacted != "":
 					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
 				case r.Signature != "":
 					blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
 				}
-				// Reasoning without a signature came from elsewhere: the
-				// API would reject it, so it is left out.
+				// Thinking without a signature would be rejected.
 			}
 			if msg.Text != "" {
 				blocks = append(blocks, textBlock(msg.Text))
@@ -259,13 +277,10 @@ func wireMessages(msgs []model.Message) []wireMessage {
 				}
 				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
-			if len(blocks) == 0 {
-				blocks = append(blocks, textBlock(""))
-			}
 			add("assistant", blocks)
 		default:
 			blocks := imageBlocks(msg.Images)
-			if msg.Text != "" || len(blocks) == 0 {
+			if msg.Text != "" {
 				blocks = append(blocks, textBlock(msg.Text))
 			}
 			add("user", blocks)

@@ -36,9 +36,10 @@ func history() *model.Request {
 			{Role: model.RoleUser, Text: "Weather in Oslo and Lyon?", Images: []model.Image{{MimeType: "image/png", Data: "iVBORw0KGgo="}}},
 			{Role: model.RoleAssistant, Text: "Checking.",
 				Reasoning: []model.Reasoning{
-					{Text: "I should call get_weather twice.", Signature: "EqQBCgIYAhIM1gbc"},
-					{Redacted: "EmwKAhgBEgy3va3p"},
-					{Text: "inline thoughts from another provider", Source: "think"},
+					{Source: "thinking", Text: "I should call get_weather twice.", Signature: "EqQBCgIYAhIM1gbc"},
+					{Source: "redacted_thinking", Redacted: "EmwKAhgBEgy3va3p"},
+					{Source: "think", Text: "inline thoughts from another provider"},
+					{Source: "thought", Text: "Gemini's, signed by Google", Signature: "CiQB0e2K"},
 				},
 				ToolCalls: []model.ToolCall{
 					{ID: "toolu_01", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
@@ -62,6 +63,7 @@ func TestGenerate(t *testing.T) {
 		name        string
 		reply       wiretest.Reply
 		stream      bool
+		budget      int // Model.ThinkingBudget
 		req         *model.Request
 		wantRequest string // golden file of the request body
 		want        *model.Response
@@ -118,15 +120,17 @@ func TestGenerate(t *testing.T) {
 		},
 		wantDeltas: wiretest.Deltas{Text: "Let me look.", N: 1},
 	}, {
-		name:   "stream: thinking with its signature, redacted thinking",
-		reply:  wiretest.Reply{File: "stream_thinking.sse", Header: sse},
-		stream: true,
-		req:    ask(model.ToolChoiceAuto),
+		name:        "stream: thinking with its signature, redacted thinking; thinking asked for with room in max_tokens",
+		reply:       wiretest.Reply{File: "stream_thinking.sse", Header: sse},
+		stream:      true,
+		budget:      8000,
+		req:         &model.Request{Messages: []model.Message{{Role: model.RoleUser, Text: "Weather in Oslo?"}}, Tools: []model.ToolSpec{{Name: "get_weather", Parameters: weatherSchema}}},
+		wantRequest: "stream_thinking.request.json",
 		want: &model.Response{
 			Message: model.Message{
 				Reasoning: []model.Reasoning{
-					{Text: "The user wants the weather. I should call get_weather.", Signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
-					{Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+					{Source: "thinking", Text: "The user wants the weather. I should call get_weather.", Signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+					{Source: "redacted_thinking", Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
 				},
 				ToolCalls: []model.ToolCall{{ID: "toolu_01CqTh1nk1ngT00lUs3", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
 			},
@@ -165,13 +169,14 @@ func TestGenerate(t *testing.T) {
 			Usage:      model.Usage{InputTokens: 12 + 100 + 2048, OutputTokens: 9, CachedTokens: 2048},
 		},
 	}, {
-		name:  "history: results that come after a user message still lead it",
+		name:  "history: results that come after a user message, in two tool messages, still lead it in order; an empty result has no text block",
 		reply: wiretest.Reply{File: "text.json"},
 		req: &model.Request{Messages: []model.Message{
 			{Role: model.RoleUser, Text: "Time?"},
-			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "toolu_09", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "toolu_09", Name: "get_time", Arguments: json.RawMessage(`{}`)}, {ID: "toolu_10", Name: "clear_cache"}}},
 			{Role: model.RoleUser, Text: "In UTC, please."},
 			{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "toolu_09", Text: "03:35"}}},
+			{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "toolu_10", Text: ""}}},
 		}},
 		wantRequest: "results_first.request.json",
 		want: &model.Response{
@@ -183,7 +188,7 @@ func TestGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := wiretest.NewServer(t, tt.reply)
-			m := &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "sk-ant-test"}
+			m := &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "sk-ant-test", ThinkingBudget: tt.budget}
 			var d wiretest.Deltas
 			var onDelta func(model.Delta)
 			if tt.stream {
@@ -218,6 +223,9 @@ func TestGenerate(t *testing.T) {
 			want := tt.req.MaxTokens
 			if want == 0 {
 				want = anthropic.DefaultMaxTokens
+			}
+			if tt.budget >= want {
+				want = tt.budget + anthropic.DefaultMaxTokens
 			}
 			if body.MaxTokens != want {
 				t.Errorf("max_tokens %d, want %d", body.MaxTokens, want)

@@ -41,13 +41,13 @@ func (a *answer) block(b wireBlock) {
 			a.text.WriteString(*b.Text)
 		}
 	case "thinking":
-		r := model.Reasoning{Signature: b.Signature}
+		r := model.Reasoning{Source: "thinking", Signature: b.Signature}
 		if b.Thinking != nil {
 			r.Text = *b.Thinking
 		}
 		a.reasoning = append(a.reasoning, r)
 	case "redacted_thinking":
-		a.reasoning = append(a.reasoning, model.Reasoning{Redacted: b.Data})
+		a.reasoning = append(a.reasoning, model.Reasoning{Source: "redacted_thinking", Redacted: b.Data})
 	case "tool_use":
 		a.calls = append(a.calls, &partialCall{id: b.ID, name: b.Name, input: b.Input})
 	}

@@ -22,7 +22,11 @@
 //     could not parse) becomes a tool call with Invalid set, named after
 //     the function when finishMessage shows it, so that the agent answers
 //     it with an error result the model can repair from, as for any other
-//     unusable call; it is sent back with arguments {}.
+//     unusable call; it is sent back with arguments {}. When finishMessage
+//     names no function, the call has no name, is not sent back, and its
+//     result goes back as text.
+//   - only Gemini's own reasoning is sent back: another provider's
+//     signatures would fail Gemini's check.
 //   - usage: InputTokens is promptTokenCount (cached included),
 //     CachedTokens cachedContentTokenCount, OutputTokens
 //     candidatesTokenCount + thoughtsTokenCount (as OpenAI counts
@@ -232,10 +236,12 @@ func wireContents(msgs []model.Message) []wireContent {
 			var parts []wirePart
 			textSig := ""
 			for _, r := range msg.Reasoning {
+				// Only Gemini's own: another provider's signatures would
+				// fail Gemini's check.
 				switch {
 				case r.Source == "signature":
 					textSig = r.Signature
-				case r.Text != "" || r.Signature != "":
+				case r.Source == "thought" && (r.Text != "" || r.Signature != ""):
 					parts = append(parts, wirePart{Text: text(r.Text), Thought: true, ThoughtSignature: r.Signature})
 				}
 			}
@@ -243,6 +249,11 @@ func wireContents(msgs []model.Message) []wireContent {
 				parts = append(parts, wirePart{Text: text(msg.Text), ThoughtSignature: textSig})
 			}
 			for _, c := range msg.ToolCalls {
+				if c.Name == "" {
+					// A malformed call that named no function: its result
+					// goes back as text.
+					continue
+				}
 				args := c.Arguments
 				if c.Invalid != "" || len(args) == 0 {
 					args = emptyArgs
@@ -260,6 +271,10 @@ func wireContents(msgs []model.Message) []wireContent {
 				name := r.Name
 				if name == "" {
 					name = callName(lastCalls, r.CallID, i)
+				}
+				if name == "" {
+					parts = append(parts, wirePart{Text: text(r.Text)})
+					continue
 				}
 				resp := map[string]any{"output": r.Text}
 				if r.IsError {

@@ -38,14 +38,17 @@ func history() *model.Request {
 				Reasoning: []model.Reasoning{
 					{Source: "thought", Text: "I will look up the weather."},
 					{Source: "signature", Signature: "CiwB0e2Kb7Ss"},
+					{Source: "thinking", Text: "Anthropic's, signed by Anthropic", Signature: "EqQBCgIY"},
 				},
 				ToolCalls: []model.ToolCall{
 					{ID: "Ab3dE6gH9", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Tokyo"}`), Signature: "CtYBAdHtim9h"},
 					{ID: "Zx8wV7uT6", Name: "get_weather", Arguments: json.RawMessage(`"Osaka"`), Invalid: "the arguments must be a JSON object"},
+					{ID: "Mf5cL2pQ1", Invalid: "the model wrote a function call that could not be parsed"},
 				}},
 			{Role: model.RoleTool, ToolResults: []model.ToolResult{
 				{CallID: "Ab3dE6gH9", Text: "18°C, clear"},
 				{CallID: "Zx8wV7uT6", Text: "the arguments must be a JSON object", IsError: true},
+				{CallID: "Mf5cL2pQ1", Text: "your function call could not be parsed: write it again", IsError: true},
 			}},
 			{Role: model.RoleUser, Text: "Thanks. And tomorrow?"},
 		},
@@ -135,7 +138,7 @@ func TestGenerate(t *testing.T) {
 		},
 		wantDeltas: wiretest.Deltas{Text: "Checking.", Reasoning: "I will look up the weather, then the time.", N: 2},
 	}, {
-		name:        "history: functionResponse {output}/{error} paired by order, signatures replayed, invalid call as {}",
+		name:        "history: functionResponse {output}/{error} paired by order, signatures replayed (Gemini's only), invalid call as {}, a nameless malformed call's result as text",
 		reply:       wiretest.Reply{File: "text.json"},
 		req:         history(),
 		wantRequest: "history.request.json",

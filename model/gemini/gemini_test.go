@@ -104,6 +104,15 @@ func TestGenerate(t *testing.T) {
 			Usage:      model.Usage{InputTokens: 95},
 		},
 	}, {
+		name:  "MALFORMED_FUNCTION_CALL without a finishMessage: an invalid call with no name",
+		reply: wiretest.Reply{File: "malformed_unnamed.json"},
+		req:   ask(model.ToolChoiceAuto),
+		want: &model.Response{
+			Message:    model.Message{ToolCalls: []model.ToolCall{{ID: wiretest.AnyID, Invalid: "malformed"}}},
+			StopReason: model.StopToolCalls,
+			Usage:      model.Usage{InputTokens: 95},
+		},
+	}, {
 		name:        "stream (SSE, CRLF): thought parts are reasoning, a signature on an empty text part is kept",
 		reply:       wiretest.Reply{File: "stream_text.sse", Header: sse},
 		stream:      true,

@@ -283,3 +283,34 @@ func TestAPIError(t *testing.T) {
 		t.Errorf("%d requests, want 1: a bad request is not retried", n)
 	}
 }
+
+// TestToolChoice: each tool choice as the API spells it.
+func TestToolChoice(t *testing.T) {
+	tests := []struct {
+		choice model.ToolChoice
+		want   string // the tool_choice sent, "" for none
+	}{
+		{model.ToolChoiceAuto, ""},
+		{model.ToolChoiceNone, `{"type":"none"}`},
+		{model.ToolChoiceRequired, `{"type":"any"}`},
+		{"get_time", `{"type":"tool","name":"get_time"}`},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.choice), func(t *testing.T) {
+			srv := wiretest.NewServer(t, wiretest.Reply{File: "text.json"})
+			m := &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "k"}
+			if _, err := m.Generate(context.Background(), ask(tt.choice), nil); err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				ToolChoice json.RawMessage `json:"tool_choice"`
+			}
+			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if string(body.ToolChoice) != tt.want {
+				t.Errorf("tool_choice %s, want %s", body.ToolChoice, tt.want)
+			}
+		})
+	}
+}

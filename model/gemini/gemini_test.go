@@ -113,6 +113,15 @@ func TestGenerate(t *testing.T) {
 			Usage:      model.Usage{InputTokens: 95},
 		},
 	}, {
+		name:  "MAX_TOKENS: a call in the cut answer is invalid",
+		reply: wiretest.Reply{File: "max_tokens.json"},
+		req:   ask(model.ToolChoiceAuto),
+		want: &model.Response{
+			Message:    model.Message{Text: "Writing the file now.", ToolCalls: []model.ToolCall{{ID: wiretest.AnyID, Name: "write_file", Invalid: "cut off"}}},
+			StopReason: model.StopLength,
+			Usage:      model.Usage{InputTokens: 300, OutputTokens: 64},
+		},
+	}, {
 		name:        "stream (SSE, CRLF): thought parts are reasoning, a signature on an empty text part is kept",
 		reply:       wiretest.Reply{File: "stream_text.sse", Header: sse},
 		stream:      true,
@@ -226,5 +235,36 @@ func TestAPIError(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestToolChoice: each tool choice as the API spells it.
+func TestToolChoice(t *testing.T) {
+	tests := []struct {
+		choice model.ToolChoice
+		want   string // the toolConfig sent, "" for none
+	}{
+		{model.ToolChoiceAuto, ""},
+		{model.ToolChoiceNone, `{"functionCallingConfig":{"mode":"NONE"}}`},
+		{model.ToolChoiceRequired, `{"functionCallingConfig":{"mode":"ANY"}}`},
+		{"get_time", `{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_time"]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.choice), func(t *testing.T) {
+			srv := wiretest.NewServer(t, wiretest.Reply{File: "text.json"})
+			m := &gemini.Model{Name: "gemini-2.5-flash", BaseURL: srv.URL, APIKey: "k"}
+			if _, err := m.Generate(context.Background(), ask(tt.choice), nil); err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				ToolConfig json.RawMessage `json:"toolConfig"`
+			}
+			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if string(body.ToolConfig) != tt.want {
+				t.Errorf("toolConfig %s, want %s", body.ToolConfig, tt.want)
+			}
+		})
 	}
 }

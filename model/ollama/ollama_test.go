@@ -244,3 +244,29 @@ func TestHostURL(t *testing.T) {
 		}
 	}
 }
+
+// TestToolChoiceNone: the native API has no tool choice; "none" offers no
+// tools, anything else offers them all.
+func TestToolChoiceNone(t *testing.T) {
+	for _, tt := range []struct {
+		choice model.ToolChoice
+		tools  int
+	}{{model.ToolChoiceAuto, 2}, {model.ToolChoiceNone, 0}, {model.ToolChoiceRequired, 2}, {"get_time", 2}} {
+		srv := wiretest.NewServer(t, wiretest.Reply{File: "text.json"})
+		m := &ollama.Model{Name: "qwen3", Host: srv.URL}
+		req := ask()
+		req.ToolChoice = tt.choice
+		if _, err := m.Generate(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Tools) != tt.tools {
+			t.Errorf("tool choice %q: %d tools sent, want %d", tt.choice, len(body.Tools), tt.tools)
+		}
+	}
+}

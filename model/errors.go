@@ -62,6 +62,11 @@ func (e *APIError) Error() string {
 // noRetry reports errors that waiting does not mend: no quota or credit
 // left, a spending limit reached.
 func (e *APIError) noRetry() bool {
+	if e.Type == "RESOURCE_EXHAUSTED" && e.RetryAfter > 0 {
+		// Gemini's rate limits say "check your plan and billing details"
+		// too, but come with a RetryInfo saying when to try again.
+		return false
+	}
 	s := strings.ToLower(e.Type + " " + e.Code + " " + e.Message)
 	for _, w := range []string{"insufficient_quota", "billing", "spend limit", "spending limit", "credit balance", "quota exceeded for this month"} {
 		if strings.Contains(s, w) {

@@ -16,6 +16,9 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/anthropic"
+	"github.com/toolwire/toolwire/model/gemini"
+	"github.com/toolwire/toolwire/model/ollama"
 	"github.com/toolwire/toolwire/model/openai"
 )
 
@@ -76,7 +79,24 @@ func Providers() []Provider {
 }
 
 // moreProviders are the providers with adapters of their own.
-func moreProviders() []Provider { return nil }
+func moreProviders() []Provider {
+	return []Provider{
+		{Name: "anthropic", KeyEnv: []string{"ANTHROPIC_API_KEY"}, BaseURLEnv: "ANTHROPIC_BASE_URL", DefaultBaseURL: anthropic.DefaultBaseURL,
+			open: func(name string, c config) model.Model {
+				return &anthropic.Model{Name: name, BaseURL: c.baseURL, APIKey: c.key, Client: c.o.Client, Retry: c.o.Retry}
+			}},
+		{Name: "gemini", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, BaseURLEnv: "GEMINI_BASE_URL", DefaultBaseURL: gemini.DefaultBaseURL,
+			open: func(name string, c config) model.Model {
+				return &gemini.Model{Name: name, BaseURL: c.baseURL, APIKey: c.key, Client: c.o.Client, Retry: c.o.Retry}
+			}},
+		// OLLAMA_HOST is read as the Ollama CLI reads it (host, host:port
+		// or a URL); Ollama needs no key.
+		{Name: "ollama", BaseURLEnv: "OLLAMA_HOST", DefaultBaseURL: ollama.DefaultHost,
+			open: func(name string, c config) model.Model {
+				return &ollama.Model{Name: name, Host: ollama.HostURL(c.baseURL), Client: c.o.Client, Retry: c.o.Retry}
+			}},
+	}
+}
 
 // Open opens the model named by spec, "provider:model". A missing key is
 // an error that names the variable to set.

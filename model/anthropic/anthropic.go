@@ -1,0 +1,345 @@
+// Package anthropic is a model adapter for Anthropic's Messages API.
+//
+// The system prompt goes in the top-level system field; tool calls are
+// tool_use blocks and their results tool_result blocks (all results of a
+// turn in one user message, before any text, with is_error); thinking and
+// redacted_thinking blocks are kept with their signature and sent back as
+// they came. Streams are read event by event (message_start,
+// content_block_start/delta/stop with text, thinking, signature and
+// input_json deltas, message_delta with the cumulative usage, ping, and
+// an error event in the middle of a stream, which becomes an
+// *model.APIError).
+//
+// Usage: InputTokens counts all the input, read from the cache or not
+// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens),
+// and CachedTokens the part read from the cache, as OpenAI counts them.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/toolwire/toolwire/model"
+)
+
+// DefaultBaseURL is Anthropic's API host; requests go to BaseURL +
+// "/v1/messages".
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// Version is the anthropic-version header sent with every request.
+const Version = "2023-06-01"
+
+// DefaultMaxTokens bounds the answer when the request does not: the API
+// requires a bound.
+const DefaultMaxTokens = 4096
+
+// Model is a model behind the Messages API.
+type Model struct {
+	// Name is the model's id ("claude-sonnet-4-5").
+	Name string
+	// BaseURL is the API's host, without /v1, as the Anthropic SDKs take
+	// it (default DefaultBaseURL).
+	BaseURL string
+	// APIKey is sent as x-api-key.
+	APIKey string
+	// ThinkingBudget, when above 0, turns extended thinking on with that
+	// many tokens to think in; max_tokens is raised above it when the
+	// request's bound leaves no room for the answer.
+	ThinkingBudget int
+	// Header holds headers added to every request (anthropic-beta, ...).
+	Header http.Header
+	// Client sends the requests (nil: http.DefaultClient).
+	Client *http.Client
+	Retry  model.RetryPolicy
+}
+
+func (m *Model) endpoint() *model.Endpoint {
+	base := m.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	h := http.Header{}
+	for k, v := range m.Header {
+		h[k] = v
+	}
+	h.Set("anthropic-version", Version)
+	if m.APIKey != "" {
+		h.Set("x-api-key", m.APIKey)
+	}
+	return &model.Endpoint{Provider: "anthropic", URL: strings.TrimRight(base, "/") + "/v1/messages", Header: h, Client: m.Client, Retry: m.Retry}
+}
+
+// Generate sends the conversation to the API (see model.Model).
+func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
+	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
+	}
+	ep := m.endpoint()
+	var res *model.Response
+	err = ep.Post(ctx, body, func(resp *http.Response) (bool, error) {
+		var produced bool
+		var err error
+		if onDelta == nil {
+			res, err = readResponse(resp)
+		} else {
+			res, produced, err = readStream(ep, resp, onDelta)
+		}
+		if res != nil {
+			if id := resp.Header.Get("request-id"); id != "" {
+				res.RequestID = id
+			}
+		}
+		return produced, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// The wire format.
+
+type wireRequest struct {
+	Model       string          `json:"model"`
+	MaxTokens   int             `json:"max_tokens"`
+	System      string          `json:"system,omitempty"`
+	Messages    []wireMessage   `json:"messages"`
+	Tools       []wireTool      `json:"tools,omitempty"`
+	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
+	Thinking    *wireThinking   `json:"thinking,omitempty"`
+	Temperature *float64        `json:"temperature,omitempty"`
+	Stream      bool            `json:"stream,omitempty"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type wireTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type wireToolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string      `json:"role"`
+	Content []wireBlock `json:"content"`
+}
+
+// wireBlock is a content block of any type; which fields are set depends
+// on Type.
+type wireBlock struct {
+	Type string `json:"type"`
+	// text
+	Text *string `json:"text,omitempty"`
+	// image
+	Source *wireSource `json:"source,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string      `json:"tool_use_id,omitempty"`
+	Content   []wireBlock `json:"content,omitempty"`
+	IsError   bool        `json:"is_error,omitempty"`
+	// thinking, redacted_thinking
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
+}
+
+type wireSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+func textBlock(s string) wireBlock { return wireBlock{Type: "text", Text: &s} }
+
+func imageBlocks(imgs []model.Image) []wireBlock {
+	var out []wireBlock
+	for _, img := range imgs {
+		out = append(out, wireBlock{Type: "image", Source: &wireSource{Type: "base64", MediaType: img.MimeType, Data: img.Data}})
+	}
+	return out
+}
+
+func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
+	w := &wireRequest{Model: m.Name, MaxTokens: req.MaxTokens, System: req.System, Temperature: req.Temperature, Stream: stream}
+	if w.MaxTokens <= 0 {
+		w.MaxTokens = DefaultMaxTokens
+	}
+	if m.ThinkingBudget > 0 {
+		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: m.ThinkingBudget}
+		if w.MaxTokens <= m.ThinkingBudget {
+			// The budget is part of max_tokens, and must leave room.
+			w.MaxTokens = m.ThinkingBudget + DefaultMaxTokens
+		}
+	}
+	w.Messages = wireMessages(req.Messages)
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice {
+		case model.ToolChoiceAuto:
+		case model.ToolChoiceNone:
+			w.ToolChoice = &wireToolChoice{Type: "none"}
+		case model.ToolChoiceRequired:
+			w.ToolChoice = &wireToolChoice{Type: "any"}
+		default:
+			w.ToolChoice = &wireToolChoice{Type: "tool", Name: string(req.ToolChoice)}
+		}
+	}
+	return w
+}
+
+// emptyInput replays a call whose arguments were unusable.
+var emptyInput = json.RawMessage(`{}`)
+
+// wireMessages writes the conversation. The results of a turn's tool
+// calls go in one user message, tool_result blocks first, and a user
+// message next to them joins that message: the API wants roles to
+// alternate and the results to lead. The API takes no empty text blocks,
+// so none are sent.
+func wireMessages(msgs []model.Message) []wireMessage {
+	var out []wireMessage
+	add := func(role string, blocks []wireBlock) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role && role == "user" {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, wireMessage{Role: role, Content: blocks})
+	}
+	for _, msg := range msgs {
+		switch msg.Role {
+		case model.RoleTool:
+			var blocks []wireBlock
+			for _, r := range msg.ToolResults {
+				b := wireBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
+				if r.Text != "" {
+					b.Content = append(b.Content, textBlock(r.Text))
+				}
+				b.Content = append(b.Content, imageBlocks(r.Images)...)
+				blocks = append(blocks, b)
+			}
+			n := len(out)
+			if n == 0 || out[n-1].Role != "user" {
+				add("user", blocks)
+				continue
+			}
+			// Join the user message before, after the results already
+			// in it and before anything else.
+			prev := out[n-1].Content
+			i := 0
+			for i < len(prev) && prev[i].Type == "tool_result" {
+				i++
+			}
+			out[n-1].Content = append(append(append([]wireBlock(nil), prev[:i]...), blocks...), prev[i:]...)
+		case model.RoleAssistant:
+			var blocks []wireBlock
+			for _, r := range msg.Reasoning {
+				switch {
+				case r.Source != "" && r.Source != "thinking" && r.Source != "redacted_thinking":
+					// Reasoning of another provider: not Anthropic's to
+					// check, and it would fail the check.
+				case r.Redacted != "":
+					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
+				case r.Signature != "":
+					blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
+				}
+				// Thinking without a signature would be rejected.
+			}
+			if msg.Text != "" {
+				blocks = append(blocks, textBlock(msg.Text))
+			}
+			for _, c := range msg.ToolCalls {
+				input := c.Arguments
+				if c.Invalid != "" || len(input) == 0 {
+					input = emptyInput
+				}
+				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
+			}
+			add("assistant", blocks)
+		default:
+			blocks := imageBlocks(msg.Images)
+			if msg.Text != "" {
+				blocks = append(blocks, textBlock(msg.Text))
+			}
+			add("user", blocks)
+		}
+	}
+	return out
+}
+
+type wireUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
+// usage keeps the counts the API has sent so far: message_delta's are
+// cumulative and replace message_start's.
+type usage struct {
+	input, output, cacheRead, cacheCreation int
+}
+
+func (u *usage) update(w *wireUsage) {
+	if w == nil {
+		return
+	}
+	for _, f := range []struct {
+		dst *int
+		src *int
+	}{{&u.input, w.InputTokens}, {&u.output, w.OutputTokens}, {&u.cacheRead, w.CacheReadInputTokens}, {&u.cacheCreation, w.CacheCreationInputTokens}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+}
+
+func (u *usage) usage() model.Usage {
+	return model.Usage{InputTokens: u.input + u.cacheRead + u.cacheCreation, OutputTokens: u.output, CachedTokens: u.cacheRead}
+}
+
+type wireResponse struct {
+	ID         string      `json:"id"`
+	Content    []wireBlock `json:"content"`
+	StopReason string      `json:"stop_reason"`
+	Usage      *wireUsage  `json:"usage"`
+}
+
+// readResponse reads a non-streamed answer.
+func readResponse(resp *http.Response) (*model.Response, error) {
+	var w wireResponse
+	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	var a answer
+	for _, b := range w.Content {
+		a.block(b)
+	}
+	var u usage
+	u.update(w.Usage)
+	res := a.response(w.StopReason, u.usage())
+	res.RequestID = w.ID
+	return res, nil
+}

@@ -10,6 +10,24 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
+// retryMissing calls the named tool again when the call that gave err
+// left out required arguments the client's user gave (see askMissing);
+// otherwise it returns res and err as they are.
+func (s *Server) retryMissing(ctx context.Context, name string, args json.RawMessage, res *tool.Result, err error) (*tool.Result, error) {
+	var ae *tool.ArgumentsError
+	if !errors.As(err, &ae) || !onlyMissing(ae) {
+		return res, err
+	}
+	completed, ok, aerr := s.askMissing(ctx, name, args, ae.Missing)
+	switch {
+	case aerr != nil:
+		return nil, aerr
+	case ok:
+		return s.tools.Call(ctx, name, completed)
+	}
+	return res, err
+}
+
 // askMissing asks the client's user, through elicitation, for required
 // arguments a call of the named tool left out, and returns the arguments
 // with the answers. ok is false when it cannot ask: the client has no

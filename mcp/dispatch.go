@@ -373,15 +373,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		req.callerSet = true
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
-	var ae *tool.ArgumentsError
-	if s.AskMissing && errors.As(err, &ae) && onlyMissing(ae) {
-		args, ok, aerr := s.askMissing(ctx, p.Name, p.Arguments, ae.Missing)
-		switch {
-		case aerr != nil:
-			err = aerr
-		case ok:
-			res, err = s.tools.Call(ctx, p.Name, args)
-		}
+	if err != nil && s.AskMissing {
+		res, err = s.retryMissing(ctx, p.Name, p.Arguments, res, err)
 	}
 	if err != nil {
 		var rpcErr *jsonrpc.Error

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,56 @@ type Endpoint struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  RetryPolicy
+}
+
+// NewEndpoint makes the endpoint at path under base (defaultBase when
+// base is empty), with a copy of header and the headers kv names (name,
+// value, ...; a pair with an empty value is left out).
+func NewEndpoint(provider, base, defaultBase, path string, header http.Header, kv ...string) *Endpoint {
+	if base == "" {
+		base = defaultBase
+	}
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			h.Set(kv[i], kv[i+1])
+		}
+	}
+	return &Endpoint{Provider: provider, URL: strings.TrimRight(base, "/") + path, Header: h}
+}
+
+// Generate posts payload as JSON and reads the answer: with whole when
+// onDelta is nil, else with stream, which hands deltas to onDelta and
+// reports whether it produced any (see Post). The request id is the one
+// the header named idHeader carries, when it does (what the provider's
+// support asks for), else the one the answer gave.
+func (e *Endpoint) Generate(ctx context.Context, payload any, onDelta func(Delta), idHeader string,
+	whole func(*http.Response) (*Response, error), stream func(*http.Response, func(Delta)) (*Response, bool, error)) (*Response, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", e.Provider, err)
+	}
+	var res *Response
+	err = e.Post(ctx, body, func(resp *http.Response) (bool, error) {
+		var produced bool
+		var err error
+		if onDelta == nil {
+			res, err = whole(resp)
+		} else {
+			res, produced, err = stream(resp, onDelta)
+		}
+		if id := resp.Header.Get(idHeader); res != nil && idHeader != "" && id != "" {
+			res.RequestID = id
+		}
+		return produced, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Post sends body and hands a successful (2xx) response to read, retrying

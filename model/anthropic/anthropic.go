@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/toolwire/toolwire/model"
 )
@@ -57,48 +56,18 @@ type Model struct {
 }
 
 func (m *Model) endpoint() *model.Endpoint {
-	base := m.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	h := http.Header{}
-	for k, v := range m.Header {
-		h[k] = v
-	}
-	h.Set("anthropic-version", Version)
-	if m.APIKey != "" {
-		h.Set("x-api-key", m.APIKey)
-	}
-	return &model.Endpoint{Provider: "anthropic", URL: strings.TrimRight(base, "/") + "/v1/messages", Header: h, Client: m.Client, Retry: m.Retry}
+	ep := model.NewEndpoint("anthropic", m.BaseURL, DefaultBaseURL, "/v1/messages", m.Header, "anthropic-version", Version, "x-api-key", m.APIKey)
+	ep.Client, ep.Retry = m.Client, m.Retry
+	return ep
 }
 
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
-	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
-	}
 	ep := m.endpoint()
-	var res *model.Response
-	err = ep.Post(ctx, body, func(resp *http.Response) (bool, error) {
-		var produced bool
-		var err error
-		if onDelta == nil {
-			res, err = readResponse(resp)
-		} else {
-			res, produced, err = readStream(ep, resp, onDelta)
-		}
-		if res != nil {
-			if id := resp.Header.Get("request-id"); id != "" {
-				res.RequestID = id
-			}
-		}
-		return produced, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "request-id", readResponse,
+		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+			return readStream(ep, resp, onDelta)
+		})
 }
 
 // The wire format.

@@ -67,48 +67,24 @@ type Model struct {
 }
 
 func (m *Model) endpoint(stream bool) *model.Endpoint {
-	base := m.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	h := http.Header{}
-	for k, v := range m.Header {
-		h[k] = v
-	}
-	if m.APIKey != "" {
-		h.Set("x-goog-api-key", m.APIKey)
-	}
-	u := strings.TrimRight(base, "/") + "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(m.Name, "models/"))
+	path := "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(m.Name, "models/"))
 	if stream {
-		u += ":streamGenerateContent?alt=sse"
+		path += ":streamGenerateContent?alt=sse"
 	} else {
-		u += ":generateContent"
+		path += ":generateContent"
 	}
-	return &model.Endpoint{Provider: "gemini", URL: u, Header: h, Client: m.Client, Retry: m.Retry}
+	ep := model.NewEndpoint("gemini", m.BaseURL, DefaultBaseURL, path, m.Header, "x-goog-api-key", m.APIKey)
+	ep.Client, ep.Retry = m.Client, m.Retry
+	return ep
 }
 
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
-	body, err := json.Marshal(m.wireRequest(req))
-	if err != nil {
-		return nil, fmt.Errorf("gemini: encoding the request: %w", err)
-	}
 	ep := m.endpoint(onDelta != nil)
-	var res *model.Response
-	err = ep.Post(ctx, body, func(resp *http.Response) (bool, error) {
-		var produced bool
-		var err error
-		if onDelta == nil {
-			res, err = readResponse(resp)
-		} else {
-			res, produced, err = readStream(ep, resp, onDelta)
-		}
-		return produced, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ep.Generate(ctx, m.wireRequest(req), onDelta, "", readResponse,
+		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+			return readStream(ep, resp, onDelta)
+		})
 }
 
 // The wire format.

@@ -89,35 +89,22 @@ type Model struct {
 }
 
 func (m *Model) endpoint() *model.Endpoint {
-	host := m.Host
-	if host == "" {
-		host = DefaultHost
-	}
-	return &model.Endpoint{Provider: "ollama", URL: strings.TrimRight(host, "/") + "/api/chat", Header: m.Header, Client: m.Client, Retry: m.Retry}
+	ep := model.NewEndpoint("ollama", m.Host, DefaultHost, "/api/chat", m.Header)
+	ep.Client, ep.Retry = m.Client, m.Retry
+	return ep
 }
 
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
-	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
-	if err != nil {
-		return nil, fmt.Errorf("ollama: encoding the request: %w", err)
-	}
 	ep := m.endpoint()
-	var res *model.Response
-	err = ep.Post(ctx, body, func(resp *http.Response) (bool, error) {
-		var produced bool
-		var err error
-		emit := onDelta
-		if emit == nil {
-			emit = func(model.Delta) {}
-		}
-		res, produced, err = read(ep, resp, onDelta != nil, emit)
-		return produced, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "",
+		func(resp *http.Response) (*model.Response, error) {
+			res, _, err := read(ep, resp, false, func(model.Delta) {})
+			return res, err
+		},
+		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+			return read(ep, resp, true, onDelta)
+		})
 }
 
 // The wire format.

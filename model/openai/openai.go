@@ -45,49 +45,26 @@ type Model struct {
 }
 
 func (m *Model) endpoint() *model.Endpoint {
-	base := m.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	h := http.Header{}
-	for k, v := range m.Header {
-		h[k] = v
-	}
-	if m.APIKey != "" {
-		h.Set("Authorization", "Bearer "+m.APIKey)
-	}
 	provider := m.Provider
 	if provider == "" {
 		provider = "openai"
 	}
-	return &model.Endpoint{Provider: provider, URL: strings.TrimRight(base, "/") + "/chat/completions", Header: h, Client: m.Client, Retry: m.Retry}
+	bearer := ""
+	if m.APIKey != "" {
+		bearer = "Bearer " + m.APIKey
+	}
+	ep := model.NewEndpoint(provider, m.BaseURL, DefaultBaseURL, "/chat/completions", m.Header, "Authorization", bearer)
+	ep.Client, ep.Retry = m.Client, m.Retry
+	return ep
 }
 
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
-	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
-	if err != nil {
-		return nil, fmt.Errorf("openai: encoding the request: %w", err)
-	}
 	ep := m.endpoint()
-	var res *model.Response
-	err = ep.Post(ctx, body, func(resp *http.Response) (bool, error) {
-		var produced bool
-		var err error
-		if onDelta == nil {
-			res, err = readResponse(resp)
-		} else {
-			res, produced, err = readStream(ep, resp, onDelta)
-		}
-		if res != nil && res.RequestID == "" {
-			res.RequestID = resp.Header.Get("x-request-id")
-		}
-		return produced, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "x-request-id", readResponse,
+		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+			return readStream(ep, resp, onDelta)
+		})
 }
 
 // The wire format.

@@ -56,14 +56,15 @@ func answer(text string) model.Message { return model.Message{Role: model.RoleAs
 
 func readOnly(t tool.Tool, exclusive bool) tool.Tool {
 	yes := true
-	return tool.Func{Def: func() tool.Info {
+	return tool.NewFunc(func() tool.Info {
 		i := t.Info()
 		i.Annotations = &tool.Annotations{ReadOnlyHint: &yes}
 		if exclusive {
 			i.Meta = map[string]any{agent.Exclusive: true}
 		}
 		return i
-	}(), Fn: t.Call}
+	}(), t.Call)
+
 }
 
 type sleepIn struct {
@@ -224,9 +225,10 @@ func TestAskForMissing(t *testing.T) {
 // tools never ask.
 func TestApproval(t *testing.T) {
 	no := false
-	rm := tool.Func{Def: tool.Info{Name: "rm", Annotations: &tool.Annotations{ReadOnlyHint: &no}},
-		Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("removed"), nil }}
-	ls := readOnly(tool.Func{Def: tool.Info{Name: "ls"}, Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("a b"), nil }}, false)
+	rm := tool.NewFunc(tool.Info{Name: "rm", Annotations: &tool.Annotations{ReadOnlyHint: &no}},
+		func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("removed"), nil })
+
+	ls := readOnly(tool.NewFunc(tool.Info{Name: "ls"}, func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("a b"), nil }), false)
 	for _, tt := range []struct {
 		name    string
 		allow   []string

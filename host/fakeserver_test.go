@@ -34,13 +34,12 @@ func fakeServer(mode string) int {
 		_ = srv.AddTools(remoteWindTool())
 	default:
 		_ = srv.AddTools(
-			tool.Func{Def: tool.Info{Name: "ping"}, Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("pong"), nil }},
-			tool.Func{
-				Def: tool.Info{Name: "weather", OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
-				Fn: func(context.Context, json.RawMessage) (*tool.Result, error) {
+			tool.NewFunc(tool.Info{Name: "ping"}, func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("pong"), nil }),
+			tool.NewFunc(
+				tool.Info{Name: "weather", OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
+				func(context.Context, json.RawMessage) (*tool.Result, error) {
 					return &tool.Result{Content: []tool.Content{tool.TextContent("warm")}, StructuredContent: map[string]any{"celsius": "warm"}}, nil
-				},
-			},
+				}),
 		)
 	}
 	var out io.Writer = os.Stdout

@@ -74,7 +74,7 @@ func remoteWindTool() tool.Tool {
 // completed arguments itself.
 func funcWindTool() tool.Tool {
 	typed := tool.Must(tool.New("beaufort", "Converts a wind speed to the Beaufort scale", beaufort))
-	return tool.Func{Def: typed.Info(), Fn: func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
+	return tool.NewFunc(typed.Info(), func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 		var in windArgs
 		if err := json.Unmarshal(args, &in); err != nil {
 			return nil, err
@@ -85,7 +85,8 @@ func funcWindTool() tool.Tool {
 		}
 		b, _ := json.Marshal(out)
 		return &tool.Result{Content: []tool.Content{tool.TextContent(string(b))}, StructuredContent: json.RawMessage(b)}, nil
-	}}
+	})
+
 }
 
 // wrapper is a plain Tool around another, as an approval or recording

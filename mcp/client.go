@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // Client defaults.
@@ -97,7 +98,7 @@ type ClientSession struct {
 	instr      string
 
 	mu        sync.Mutex
-	toolCache map[string]Tool // by name, for x-mcp-header mirroring
+	toolCache map[string]tool.Info // by name, for x-mcp-header mirroring
 	// toolsFresh says whether the last tools/list still holds: until a
 	// list_changed notification, and, when the server gave a ttlMs, until
 	// toolsExpire.
@@ -120,7 +121,7 @@ type ClientSession struct {
 // era: 2026-07-28 when the server answers server/discover, else the legacy
 // initialize handshake.
 func (c *Client) Connect(ctx context.Context, t ClientTransport) (*ClientSession, error) {
-	s := &ClientSession{client: c, toolCache: map[string]Tool{}}
+	s := &ClientSession{client: c, toolCache: map[string]tool.Info{}}
 	conn, err := t.connect(ctx, s.inbound)
 	if err != nil {
 		return nil, err
@@ -632,8 +633,8 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 // ListTools returns every tool of the server, following pagination. Over
 // Streamable HTTP it leaves out, with a warning to the Logger, tools whose
 // x-mcp-header annotations are invalid, as that transport requires.
-func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
-	var all []Tool
+func (s *ClientSession) ListTools(ctx context.Context) ([]tool.Info, error) {
+	var all []tool.Info
 	cursor := ""
 	var expire time.Time
 	for page := 0; ; page++ {
@@ -665,7 +666,7 @@ func (s *ClientSession) ListTools(ctx context.Context) ([]Tool, error) {
 	}
 	s.mu.Lock()
 	s.toolsFresh, s.toolsExpire = true, expire
-	s.toolCache = make(map[string]Tool, len(all))
+	s.toolCache = make(map[string]tool.Info, len(all))
 	for _, t := range all {
 		s.toolCache[t.Name] = t
 	}

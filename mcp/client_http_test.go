@@ -29,9 +29,9 @@ func ctContext(t *testing.T) context.Context {
 }
 
 func ctTool(name, schema string, fn func(ctx context.Context, args map[string]any) (*tool.Result, error)) tool.Tool {
-	return tool.Func{
-		Def: tool.Info{Name: name, Description: name, InputSchema: json.RawMessage(schema)},
-		Fn: func(ctx context.Context, raw json.RawMessage) (*tool.Result, error) {
+	return tool.NewFunc(
+		tool.Info{Name: name, Description: name, InputSchema: json.RawMessage(schema)},
+		func(ctx context.Context, raw json.RawMessage) (*tool.Result, error) {
 			var args map[string]any
 			if len(raw) > 0 {
 				if err := json.Unmarshal(raw, &args); err != nil {
@@ -39,8 +39,8 @@ func ctTool(name, schema string, fn func(ctx context.Context, args map[string]an
 				}
 			}
 			return fn(ctx, args)
-		},
-	}
+		})
+
 }
 
 // ctServer is a server with the tools these tests call.

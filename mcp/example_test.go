@@ -16,20 +16,20 @@ import (
 
 // greeter is the tool of the examples.
 func greeter() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{
+	return tool.NewFunc(
+		tool.Info{
 			Name:        "greet",
 			Description: "Greets someone by name.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}`),
 		},
-		Fn: func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
+		func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 			var a struct{ Who string }
 			if err := json.Unmarshal(args, &a); err != nil {
 				return nil, err
 			}
 			return tool.Text("Hello, " + a.Who + "!"), nil
-		},
-	}
+		})
+
 }
 
 // A server over stdio answers newline-delimited JSON-RPC. Here a legacy
@@ -103,15 +103,14 @@ func ExampleNewHTTPHandler() {
 // them to the client only when it asked (a progressToken, a log level).
 func ExampleProgress() {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "worker", Version: "1.0.0"}}
-	_ = srv.AddTools(tool.Func{
-		Def: tool.Info{Name: "work"},
-		Fn: func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
+	_ = srv.AddTools(tool.NewFunc(
+		tool.Info{Name: "work"},
+		func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
 			_ = mcp.Progress(ctx, 1, 2, "half way")
 			_ = mcp.Log(ctx, mcp.LevelInfo, "work", "still going")
 			_ = mcp.Progress(ctx, 2, 2, "done")
 			return tool.Text("worked"), nil
-		},
-	})
+		}))
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"p1","io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}
 `)
 	_ = srv.ServeStream(context.Background(), in, os.Stdout)

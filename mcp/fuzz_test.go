@@ -42,11 +42,11 @@ var statuses = map[int]bool{
 
 func fuzzServer(f *testing.F) *mcp.Server {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "fuzz", Version: "1"}, MaxMessageSize: 64 << 10, PageSize: 2}
-	headerTool := tool.Func{
-		Def: tool.Info{Name: "region", InputSchema: json.RawMessage(
+	headerTool := tool.NewFunc(
+		tool.Info{Name: "region", InputSchema: json.RawMessage(
 			`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
-		Fn: func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("ok"), nil },
-	}
+		func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("ok"), nil })
+
 	if err := srv.AddTools(echoTool(), addTool(), divideTool(), panicTool(), progressTool(), loggingTool(), greetTool(), headerTool); err != nil {
 		f.Fatal(err)
 	}

@@ -488,9 +488,9 @@ func (c *httpClient) expectServing() {
 // Tools used by the tests.
 
 func textTool(name string, fn func(ctx context.Context, args map[string]any) (string, error)) tool.Tool {
-	return tool.Func{
-		Def: tool.Info{Name: name, Description: "test tool " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		Fn: func(ctx context.Context, raw json.RawMessage) (*tool.Result, error) {
+	return tool.NewFunc(
+		tool.Info{Name: name, Description: "test tool " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, raw json.RawMessage) (*tool.Result, error) {
 			var args map[string]any
 			if err := json.Unmarshal(raw, &args); err != nil {
 				return nil, fmt.Errorf("arguments must be an object: %w", err)
@@ -500,8 +500,8 @@ func textTool(name string, fn func(ctx context.Context, args map[string]any) (st
 				return nil, err
 			}
 			return tool.Text(s), nil
-		},
-	}
+		})
+
 }
 
 // sleepTool answers {us, tag} with tag after us microseconds, or fails
@@ -527,26 +527,26 @@ func echoTool() tool.Tool {
 // addTool adds two numbers. Its arguments are checked against its schema by
 // the tool package's argument pipeline before Call runs.
 func addTool() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{Name: "add", InputSchema: json.RawMessage(
+	return tool.NewFunc(
+		tool.Info{Name: "add", InputSchema: json.RawMessage(
 			`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
-		Fn: func(_ context.Context, raw json.RawMessage) (*tool.Result, error) {
+		func(_ context.Context, raw json.RawMessage) (*tool.Result, error) {
 			var args struct{ A, B float64 }
 			if err := json.Unmarshal(raw, &args); err != nil {
 				return nil, err
 			}
 			return tool.Text(strconv.FormatFloat(args.A+args.B, 'g', -1, 64)), nil
-		},
-	}
+		})
+
 }
 
 // divideTool divides two numbers, and rejects a zero divisor itself: a
 // check no schema expresses.
 func divideTool() tool.Tool {
-	return tool.Func{
-		Def: tool.Info{Name: "divide", InputSchema: json.RawMessage(
+	return tool.NewFunc(
+		tool.Info{Name: "divide", InputSchema: json.RawMessage(
 			`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
-		Fn: func(_ context.Context, raw json.RawMessage) (*tool.Result, error) {
+		func(_ context.Context, raw json.RawMessage) (*tool.Result, error) {
 			var args struct{ A, B float64 }
 			if err := json.Unmarshal(raw, &args); err != nil {
 				return nil, err
@@ -555,8 +555,8 @@ func divideTool() tool.Tool {
 				return nil, fmt.Errorf(`argument "b" must not be 0: cannot divide by zero`)
 			}
 			return tool.Text(strconv.FormatFloat(args.A/args.B, 'g', -1, 64)), nil
-		},
-	}
+		})
+
 }
 
 func panicTool() tool.Tool {

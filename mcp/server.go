@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -176,21 +177,26 @@ func (s *Server) Tools() *tool.Registry {
 	return &s.tools
 }
 
-// AddResource registers a resource with a fixed URI.
-func (s *Server) AddResource(r Resource, h ResourceHandler) {
+// AddResource registers a resource with a fixed URI. A URI already
+// registered, or none, is an error, as a duplicate tool name is.
+func (s *Server) AddResource(r Resource, h ResourceHandler) error {
 	s.init()
 	s.mu.Lock()
-	if _, ok := s.resources[r.URI]; !ok {
-		s.resOrder = append(s.resOrder, r.URI)
+	if _, dup := s.resources[r.URI]; dup || r.URI == "" {
+		s.mu.Unlock()
+		return fmt.Errorf("mcp: a resource needs a URI of its own; %q is empty or registered already", r.URI)
 	}
+	s.resOrder = append(s.resOrder, r.URI)
 	s.resources[r.URI] = &resourceEntry{res: r, h: h}
 	s.mu.Unlock()
 	s.listChanged(NotificationResourcesListChanged)
+	return nil
 }
 
 // AddResourceTemplate registers a family of resources whose URIs match an
 // RFC 6570 template such as "file:///{path}". Variables match one path
-// segment ({var}) or the rest of the URI ({+var} or {/var*}).
+// segment ({var}) or the rest of the URI ({+var} or {/var*}). A template
+// already registered is an error.
 func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) error {
 	s.init()
 	re, err := compileTemplate(t.URITemplate)
@@ -198,23 +204,69 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) erro
 		return err
 	}
 	s.mu.Lock()
+	for _, e := range s.templates {
+		if e.tmpl.URITemplate == t.URITemplate {
+			s.mu.Unlock()
+			return fmt.Errorf("mcp: the resource template %q is registered already", t.URITemplate)
+		}
+	}
 	s.templates = append(s.templates, &templateEntry{tmpl: t, re: re, h: h})
 	s.mu.Unlock()
 	s.listChanged(NotificationResourcesListChanged)
 	return nil
 }
 
-// AddPrompt registers a prompt.
-func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
+// RemoveResources unregisters resources by URI.
+func (s *Server) RemoveResources(uris ...string) {
 	s.init()
 	s.mu.Lock()
-	if _, ok := s.prompts[p.Name]; !ok {
-		s.prOrder = append(s.prOrder, p.Name)
-		sort.Strings(s.prOrder)
+	removed := false
+	for _, u := range uris {
+		if _, ok := s.resources[u]; ok {
+			delete(s.resources, u)
+			s.resOrder = slices.DeleteFunc(s.resOrder, func(v string) bool { return v == u })
+			removed = true
+		}
 	}
+	s.mu.Unlock()
+	if removed {
+		s.listChanged(NotificationResourcesListChanged)
+	}
+}
+
+// AddPrompt registers a prompt. A name already registered, or none, is an
+// error.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler) error {
+	s.init()
+	s.mu.Lock()
+	if _, dup := s.prompts[p.Name]; dup || p.Name == "" {
+		s.mu.Unlock()
+		return fmt.Errorf("mcp: a prompt needs a name of its own; %q is empty or registered already", p.Name)
+	}
+	s.prOrder = append(s.prOrder, p.Name)
+	sort.Strings(s.prOrder)
 	s.prompts[p.Name] = &promptEntry{p: p, h: h}
 	s.mu.Unlock()
 	s.listChanged(NotificationPromptsListChanged)
+	return nil
+}
+
+// RemovePrompts unregisters prompts by name.
+func (s *Server) RemovePrompts(names ...string) {
+	s.init()
+	s.mu.Lock()
+	removed := false
+	for _, n := range names {
+		if _, ok := s.prompts[n]; ok {
+			delete(s.prompts, n)
+			s.prOrder = slices.DeleteFunc(s.prOrder, func(v string) bool { return v == n })
+			removed = true
+		}
+	}
+	s.mu.Unlock()
+	if removed {
+		s.listChanged(NotificationPromptsListChanged)
+	}
 }
 
 // SetCompletionHandler sets the handler of completion/complete.

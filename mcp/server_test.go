@@ -296,9 +296,12 @@ func TestListChangedStdio(t *testing.T) {
 	}{
 		{"AddTools", func(s *mcp.Server) error { return s.AddTools(echoTool()) }, mcp.NotificationToolsListChanged},
 		{"RemoveTools", func(s *mcp.Server) error { s.RemoveTools("seed"); return nil }, mcp.NotificationToolsListChanged},
-		{"AddPrompt", func(s *mcp.Server) error { s.AddPrompt(mcp.Prompt{Name: "p"}, noop); return nil }, mcp.NotificationPromptsListChanged},
-		{"AddResource", func(s *mcp.Server) error { s.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read); return nil }, mcp.NotificationResourcesListChanged},
+		{"AddPrompt", func(s *mcp.Server) error { return s.AddPrompt(mcp.Prompt{Name: "p"}, noop) }, mcp.NotificationPromptsListChanged},
+		{"AddResource", func(s *mcp.Server) error { return s.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read) }, mcp.NotificationResourcesListChanged},
 		{"NotifyListChanged", func(s *mcp.Server) error { s.NotifyListChanged(mcp.NotificationPromptsListChanged); return nil }, mcp.NotificationPromptsListChanged},
+		// Changes made on the registry itself reach clients too.
+		{"Tools().Add", func(s *mcp.Server) error { return s.Tools().Add(echoTool()) }, mcp.NotificationToolsListChanged},
+		{"Tools().SetSource", func(s *mcp.Server) error { return s.Tools().SetSource("up", []tool.Tool{echoTool()}) }, mcp.NotificationToolsListChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -690,10 +693,9 @@ func TestLegacyHTTPSession(t *testing.T) {
 // (under -race, writing to it would be a data race).
 func TestSharedResultMeta(t *testing.T) {
 	shared := &tool.Result{Content: []tool.Content{tool.TextContent("x")}, Meta: map[string]any{"k": "v"}}
-	srv := newServer(t, tool.Func{
-		Def: tool.Info{Name: "shared", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		Fn:  func(context.Context, json.RawMessage) (*tool.Result, error) { return shared, nil },
-	})
+	srv := newServer(t, tool.NewFunc(
+		tool.Info{Name: "shared", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (*tool.Result, error) { return shared, nil }))
 	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -757,5 +759,43 @@ func TestToolNameSpelling(t *testing.T) {
 	resp := c.call(mcp.MethodToolsCall, json.RawMessage(`{"name":"a\\u002db"}`))
 	if resp.Error == nil || resp.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(resp.Error.Message, "unknown tool") {
 		t.Errorf("a name with a backslash: got %s, want an unknown tool error", resp)
+	}
+}
+
+// TestRegistrationsAlike: tools, resources, templates and prompts refuse
+// a second registration under one name alike, and removing notifies.
+func TestRegistrationsAlike(t *testing.T) {
+	noop := func(context.Context, map[string]string) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil }
+	read := func(context.Context, string) ([]mcp.ResourceContents, error) { return nil, nil }
+	srv := newServer(t)
+	adds := []struct {
+		name string
+		add  func() error
+	}{
+		{"tool", func() error { return srv.AddTools(echoTool()) }},
+		{"resource", func() error { return srv.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read) }},
+		{"template", func() error { return srv.AddResourceTemplate(mcp.ResourceTemplate{URITemplate: "mem://{x}", Name: "t"}, read) }},
+		{"prompt", func() error { return srv.AddPrompt(mcp.Prompt{Name: "p"}, noop) }},
+	}
+	for _, a := range adds {
+		if err := a.add(); err != nil {
+			t.Fatalf("first %s: %v", a.name, err)
+		}
+		if err := a.add(); err == nil || !strings.Contains(err.Error(), "already") {
+			t.Errorf("second %s: %v, want an error saying it is registered already", a.name, err)
+		}
+	}
+	c := startStdio(t, srv)
+	c.initialize(nil)
+	srv.RemoveResources("mem://r")
+	if m := c.next(); m.Method != mcp.NotificationResourcesListChanged {
+		t.Errorf("RemoveResources: got %s", m)
+	}
+	srv.RemovePrompts("p")
+	if m := c.next(); m.Method != mcp.NotificationPromptsListChanged {
+		t.Errorf("RemovePrompts: got %s", m)
+	}
+	if err := srv.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read); err != nil {
+		t.Errorf("adding a removed resource again: %v", err)
 	}
 }

@@ -256,9 +256,6 @@ type PaginatedParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// Tool describes a tool in tools/list.
-type Tool = tool.Info
-
 // ToolAnnotations are hints about a tool.
 type ToolAnnotations = tool.Annotations
 
@@ -275,8 +272,8 @@ type ResourceContents = tool.ResourceContents
 type ListToolsResult struct {
 	ResultBase
 	Cacheable
-	Tools      []Tool `json:"tools"`
-	NextCursor string `json:"nextCursor,omitempty"`
+	Tools      []tool.Info `json:"tools"`
+	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
 // CallToolParams are the params of tools/call.

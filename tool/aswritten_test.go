@@ -104,14 +104,13 @@ func writtenSetup(tb testing.TB) (*Registry, *Typed[writtenIn, writtenIn], **[]b
 	}
 	raw := new(*[]byte)
 	var reg Registry
-	err = reg.Add(typed, Func{
-		Def: Info{Name: "raw", InputSchema: typed.Info().InputSchema},
-		Fn: func(_ context.Context, args json.RawMessage) (*Result, error) {
+	err = reg.Add(typed, NewFunc(
+		Info{Name: "raw", InputSchema: typed.Info().InputSchema},
+		func(_ context.Context, args json.RawMessage) (*Result, error) {
 			b := []byte(args)
 			*raw = &b
 			return Text("ok"), nil
-		},
-	})
+		}))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -35,14 +35,13 @@ func TestRegistryCallArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *string
 			var reg tool.Registry
-			reg.Add(tool.Func{
-				Def: tool.Info{Name: "t", InputSchema: json.RawMessage(tt.schema)},
-				Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			reg.Add(tool.NewFunc(
+				tool.Info{Name: "t", InputSchema: json.RawMessage(tt.schema)},
+				func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
 					s := string(args)
 					got = &s
 					return tool.Text("ok"), nil
-				},
-			})
+				}))
 			_, err := reg.Call(context.Background(), "t", json.RawMessage(tt.args))
 			if tt.want == "" {
 				var ae *tool.ArgumentsError
@@ -74,10 +73,9 @@ func TestRegistryCallAllocs(t *testing.T) {
 		tool.Must(tool.New("add", "Add two numbers.", func(_ context.Context, in addIn) (string, error) {
 			return strconv.FormatFloat(in.A+in.B, 'f', -1, 64), nil
 		})),
-		tool.Func{
-			Def: tool.Info{Name: "raw", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
-			Fn:  func(context.Context, json.RawMessage) (*tool.Result, error) { return res, nil },
-		},
+		tool.NewFunc(
+			tool.Info{Name: "raw", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
+			func(context.Context, json.RawMessage) (*tool.Result, error) { return res, nil }),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -41,17 +41,17 @@ func newOptimize(t *testing.T, got *map[string]any) tool.Tool {
 	}
 	// A tool whose host injects executor and storage, as a remote tool
 	// configured with "inject" is.
-	return tool.Func{
-		Def: tool.Info{Name: "optimize_structure", Description: "Perform geometry optimization...", InputSchema: modelSchema,
+	return tool.NewFunc(
+		tool.Info{Name: "optimize_structure", Description: "Perform geometry optimization...", InputSchema: modelSchema,
 			Injected: []string{"executor", "storage"}, InjectedValues: values},
-		Fn: func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+		func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
 			*got = nil
 			if err := json.Unmarshal(args, got); err != nil {
 				return nil, err
 			}
 			return tool.Text("optimized"), nil
-		},
-	}
+		})
+
 }
 
 // Seed 004: the model fills three arguments; the pipeline completes the

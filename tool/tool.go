@@ -95,17 +95,24 @@ type Icon struct {
 	Theme    string   `json:"theme,omitempty"`
 }
 
-// Func adapts a function to the Tool interface, as http.HandlerFunc does for
-// http.Handler.
-type Func struct {
-	Def Info
-	Fn  func(ctx context.Context, args json.RawMessage) (*Result, error)
+// Func is the function of a tool that reads its arguments as JSON itself,
+// as http.HandlerFunc is the function of a handler. NewFunc makes it a
+// Tool.
+type Func func(ctx context.Context, args json.RawMessage) (*Result, error)
+
+// NewFunc makes a tool of fn, described by info: for a tool whose schema
+// is written by hand. (New makes a tool of a function of a Go type, whose
+// schema it infers.) fn receives the completed arguments, as every tool's
+// Call does.
+func NewFunc(info Info, fn Func) Tool { return funcTool{info: info, fn: fn} }
+
+type funcTool struct {
+	info Info
+	fn   Func
 }
 
-// Info returns the tool's description.
-func (f Func) Info() Info { return f.Def }
+func (f funcTool) Info() Info { return f.info }
 
-// Call calls the function.
-func (f Func) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
-	return f.Fn(ctx, args)
+func (f funcTool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+	return f.fn(ctx, args)
 }

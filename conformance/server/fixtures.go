@@ -19,10 +19,10 @@ const (
 
 // fixed returns a tool that takes no arguments and always gives res.
 func fixed(name, description string, res *tool.Result) tool.Tool {
-	return tool.Func{
-		Def: tool.Info{Name: name, Description: description},
-		Fn:  func(context.Context, json.RawMessage) (*tool.Result, error) { return res, nil },
-	}
+	return tool.NewFunc(
+		tool.Info{Name: name, Description: description},
+		func(context.Context, json.RawMessage) (*tool.Result, error) { return res, nil })
+
 }
 
 // handler returns a tool with a schema and a function.
@@ -31,7 +31,7 @@ func handler(name, description, schema string, fn func(ctx context.Context, args
 	if schema != "" {
 		s = json.RawMessage(schema)
 	}
-	return tool.Func{Def: tool.Info{Name: name, Description: description, InputSchema: s}, Fn: fn}
+	return tool.NewFunc(tool.Info{Name: name, Description: description, InputSchema: s}, fn)
 }
 
 func newServer(logger *slog.Logger) (*mcp.Server, error) {

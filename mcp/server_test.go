@@ -765,7 +765,9 @@ func TestToolNameSpelling(t *testing.T) {
 // TestRegistrationsAlike: tools, resources, templates and prompts refuse
 // a second registration under one name alike, and removing notifies.
 func TestRegistrationsAlike(t *testing.T) {
-	noop := func(context.Context, map[string]string) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil }
+	noop := func(context.Context, map[string]string) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}
 	read := func(context.Context, string) ([]mcp.ResourceContents, error) { return nil, nil }
 	srv := newServer(t)
 	adds := []struct {
@@ -774,7 +776,9 @@ func TestRegistrationsAlike(t *testing.T) {
 	}{
 		{"tool", func() error { return srv.AddTools(echoTool()) }},
 		{"resource", func() error { return srv.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read) }},
-		{"template", func() error { return srv.AddResourceTemplate(mcp.ResourceTemplate{URITemplate: "mem://{x}", Name: "t"}, read) }},
+		{"template", func() error {
+			return srv.AddResourceTemplate(mcp.ResourceTemplate{URITemplate: "mem://{x}", Name: "t"}, read)
+		}},
 		{"prompt", func() error { return srv.AddPrompt(mcp.Prompt{Name: "p"}, noop) }},
 	}
 	for _, a := range adds {

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
+
+	"github.com/toolwire/toolwire/tool"
 )
 
 // Config is a host configuration: the servers to connect to, by name.
@@ -76,6 +78,12 @@ type ServerConfig struct {
 	Inject map[string]json.RawMessage `json:"inject,omitempty"`
 	// Disabled skips the server.
 	Disabled bool `json:"disabled,omitempty"`
+	// Allow names tools (as the server gives them) that an agent runs
+	// without asking though they may change things. Cline's alwaysAllow
+	// and autoApprove mean the same, and are read too.
+	Allow       []string `json:"allow,omitempty"`
+	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	AutoApprove []string `json:"autoApprove,omitempty"`
 
 	// Name is the server's key in the configuration.
 	Name string `json:"-"`
@@ -140,11 +148,11 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // knownKeys are the server keys toolwire reads.
 var knownKeys = []string{"command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers", "type",
-	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled"}
+	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove"}
 
 // otherAppKeys are server keys other apps document that mean nothing to
 // toolwire (approval lists, gallery metadata, ...): accepted in silence.
-var otherAppKeys = []string{"alwaysAllow", "autoApprove", "description", "dev", "gallery", "version",
+var otherAppKeys = []string{"description", "dev", "gallery", "version",
 	"transportType", "watchPaths", "networkTimeout", "trust", "name"}
 
 // ParseConfig parses a configuration; path names it in errors, and lookup
@@ -327,6 +335,18 @@ func (sc *ServerConfig) check(where string) error {
 		return fmt.Errorf("%s, key \"prefix\": %q may hold only letters, digits, '_' and '-', as model providers take in tool names", where, *sc.Prefix)
 	}
 	return nil
+}
+
+// Allowed returns the host-wide names of the tools the configuration lets
+// run without asking (allow, alwaysAllow, autoApprove).
+func (sc *ServerConfig) Allowed() []string {
+	var out []string
+	for _, list := range [][]string{sc.Allow, sc.AlwaysAllow, sc.AutoApprove} {
+		for _, n := range list {
+			out = append(out, tool.SafeName(sc.ToolPrefix()+n))
+		}
+	}
+	return out
 }
 
 // ToolPrefix returns what the server's tool names are prefixed with,

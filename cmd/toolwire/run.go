@@ -39,7 +39,7 @@ func (o *agentOptions) flags(cmd *cobra.Command) {
 	f.StringVar(&o.apiKey, "api-key", "", "the API key, instead of the provider's variable (e.g. $OPENAI_API_KEY)")
 	f.StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets the model may use, beside the configured MCP servers")
 	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking")
-	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable)")
+	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable; a server's \"allow\" in the config does the same)")
 	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")
 	f.StringVar(&o.system, "system", "", "the system prompt")
 }
@@ -86,6 +86,7 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 		return nil, err
 	}
 	reg := &tool.Registry{}
+	allow := o.allow
 	sets := toolsets()
 	for _, name := range o.toolsets {
 		if name == "" {
@@ -109,6 +110,9 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 			return nil, err
 		}
 		r.host = s
+		for _, sc := range s.Config.Servers {
+			allow = append(allow, sc.Allowed()...)
+		}
 		// The servers' tools stay in the registry while the run goes on,
 		// following their changes.
 		if err := s.Sync(r.ctx, reg); err != nil && !o.host.g.quiet {
@@ -119,7 +123,7 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	if o.yes {
 		approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
 	}
-	reg.Use(agent.Approval(o.allow, approve))
+	reg.Use(agent.Approval(allow, approve))
 	return r, nil
 }
 

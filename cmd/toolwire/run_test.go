@@ -148,3 +148,39 @@ func TestRunWithoutModel(t *testing.T) {
 		t.Errorf("unreachable: took %v, more than the 20s timeout", r.took)
 	}
 }
+
+// TestRunApproval: run asks nobody, so a tool that may change things is
+// refused unless --yes, --allow or the server's "allow" lets it run.
+func TestRunApproval(t *testing.T) {
+	script := []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"notes__write_note","arguments":"{\"text\":\"x\"}"}}]}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"ok"}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+	}
+	for _, tt := range []struct {
+		name, more string
+		flags      []string
+		want       string
+	}{
+		{"refused", "", nil, "was not approved"},
+		{"--yes", "", []string{"--yes"}, "saved: x"},
+		{"--allow", "", []string{"--allow", "notes__write_note"}, "saved: x"},
+		{"config allow", `"allow": ["write_note"]`, nil, "saved: x"},
+		{"Cline's alwaysAllow", `"alwaysAllow": ["write_note"]`, nil, "saved: x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newScriptedModel(t, script...)
+			cfg := writeConfig(t, map[string]string{"notes": testServerJSON(t, "notes", nil, tt.more)})
+			args := append([]string{"run", "--config", cfg, "--toolsets=", "-m", "openai:test-model"}, tt.flags...)
+			r := runEnv(t, []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + m.URL + "/v1"}, "", append(args, "write x down")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			result := m.messages(1)[len(m.messages(1))-1]["content"].(string)
+			if !strings.Contains(result, tt.want) {
+				t.Errorf("the model was told %q, want %q", result, tt.want)
+			}
+		})
+	}
+}

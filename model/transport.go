@@ -210,7 +210,7 @@ func (e *Endpoint) post(ctx context.Context, client *http.Client, body []byte, r
 // fn's error ends the reading and is returned; so is a stream that ends
 // in the middle of an event.
 func ReadSSE(r io.Reader, fn func(event string, data []byte) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 4<<10) // longer lines are gathered below
 	var event string
 	var data []byte
 	has := false

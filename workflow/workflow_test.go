@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/workflow"
 )
@@ -379,4 +380,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("a marshalled workflow does not parse: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestSchemaDocumentsTheFormat: a recorded workflow, as written, is valid
+// against schema.json, the format's documentation; a workflow with a key
+// the format lacks is not.
+func TestSchemaDocumentsTheFormat(t *testing.T) {
+	raw, err := os.ReadFile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := schema.Compile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := staged(2, 2, "")
+	wf.Inputs = []workflow.Input{{Name: "p", Type: "str", Default: "x", Description: "a path"}}
+	wf.Nodes[0].Output = &workflow.Output{Text: "t", Structured: map[string]any{"a": 1}}
+	wf.Edges[0].Output = "structured.a"
+	b, err := wf.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate(doc); err != nil {
+		t.Errorf("a written workflow breaks schema.json: %v\n%s", err, b)
+	}
+	doc.(map[string]any)["extra"] = true
+	if v.Validate(doc) == nil {
+		t.Error("schema.json accepts an unknown key")
+	}
 }

@@ -72,6 +72,13 @@ func (r *Recorder) Middleware() tool.Middleware {
 	}
 }
 
+// Reset forgets the calls recorded so far, and the task.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls, r.Task = nil, ""
+}
+
 // Len returns the number of calls recorded.
 func (r *Recorder) Len() int {
 	r.mu.Lock()

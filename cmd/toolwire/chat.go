@@ -20,10 +20,11 @@ import (
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/provider"
 	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/workflow"
 )
 
 func newChatCmd(g *globalOptions) *cobra.Command {
-	o := agentOptions{host: hostOptions{g: g}}
+	o := agentOptions{tools: toolsOptions{host: hostOptions{g: g}}}
 	cmd := &cobra.Command{
 		Use:   "chat",
 		Short: "Talk with a model that can use your tools",
@@ -34,8 +35,9 @@ the model's reasoning shows dimmed. A tool that may change things asks you
 first (y, n, or a for always), unless --yes or --allow lets it run.
 
 Commands: /tools lists the tools, /model shows the model or switches to
-another (/model ollama:qwen3), /clear starts the conversation again, /exit
-(or Ctrl-D) leaves. On a terminal, lines can be edited and the arrows walk
+another (/model ollama:qwen3), /clear starts the conversation again, /save
+FILE writes the conversation's tool calls as a workflow (toolwire workflow
+run FILE replays them without a model), /exit (or Ctrl-D) leaves. On a terminal, lines can be edited and the arrows walk
 the history; elsewhere (a pipe, NO_COLOR) the output is plain.
 
 The model comes from --model or $TOOLWIRE_MODEL: see toolwire run --help.`,
@@ -73,6 +75,7 @@ type chat struct {
 	midLine  bool
 	always   map[string]bool // tools the user allowed for the session
 	history  []model.Message
+	rec      *workflow.Recorder // the session's tool calls, for /save
 }
 
 type runningCall struct {
@@ -81,9 +84,9 @@ type runningCall struct {
 }
 
 func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
-	c := &chat{cmd: cmd, o: o, out: cmd.OutOrStdout(), running: map[string]runningCall{}, always: map[string]bool{}}
-	if o.host.timeout <= 0 {
-		o.host.timeout = 365 * 24 * time.Hour
+	c := &chat{cmd: cmd, o: o, out: cmd.OutOrStdout(), running: map[string]runningCall{}, always: map[string]bool{}, rec: &workflow.Recorder{}}
+	if o.tools.host.timeout <= 0 {
+		o.tools.host.timeout = 365 * 24 * time.Hour
 	}
 	r, err := o.open(cmd, c.approve)
 	if err != nil {
@@ -107,6 +110,7 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		c.in = bufio.NewScanner(cmd.InOrStdin())
 		c.in.Buffer(make([]byte, 64<<10), 1<<20)
 	}
+	r.tools.Use(c.rec.Middleware())
 	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Ask: c.ask}
 	return c, nil
 }
@@ -145,7 +149,7 @@ func (c *chat) style(code, s string) string {
 }
 
 func (c *chat) loop() error {
-	fmt.Fprintf(c.out, "toolwire chat with %s and %d tools: /tools, /model, /clear, /exit\n", c.modelName(), c.r.tools.Len())
+	fmt.Fprintf(c.out, "toolwire chat with %s and %d tools: /tools, /model, /clear, /save, /exit\n", c.modelName(), c.r.tools.Len())
 	for {
 		line, err := c.readLine("> ")
 		if errors.Is(err, io.EOF) {
@@ -185,7 +189,16 @@ func (c *chat) command(line string) bool {
 		return true
 	case "/clear":
 		c.history = nil
+		c.rec.Reset()
 		fmt.Fprintln(c.out, "The conversation starts again.")
+	case "/save":
+		if arg == "" {
+			fmt.Fprintln(c.out, "/save FILE writes the tool calls so far as a workflow (toolwire workflow run FILE replays it)")
+			return false
+		}
+		if err := saveRecording(c.cmd, c.rec, arg); err != nil {
+			fmt.Fprintln(c.out, "toolwire:", err)
+		}
 	case "/tools":
 		tools := c.r.tools.Tools()
 		sort.Slice(tools, func(i, j int) bool { return tools[i].Info().Name < tools[j].Info().Name })
@@ -207,10 +220,10 @@ func (c *chat) command(line string) bool {
 		c.o.model, c.agent.Model = arg, m
 		fmt.Fprintln(c.out, "model:", arg)
 	case "/help":
-		fmt.Fprintln(c.out, "/tools lists the tools, /model [provider:model] shows or switches the model, /clear forgets the conversation, /exit leaves")
+		fmt.Fprintln(c.out, "/tools lists the tools, /model [provider:model] shows or switches the model, /clear forgets the conversation, /save FILE writes its tool calls as a workflow, /exit leaves")
 	default:
 		msg := fmt.Sprintf("unknown command %s", name)
-		if s := tool.Suggest(name, []string{"/tools", "/model", "/clear", "/exit", "/help"}); len(s) > 0 {
+		if s := tool.Suggest(name, []string{"/tools", "/model", "/clear", "/save", "/exit", "/help"}); len(s) > 0 {
 			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 		}
 		fmt.Fprintln(c.out, msg+"; /help lists them")
@@ -221,6 +234,7 @@ func (c *chat) command(line string) bool {
 // turn sends the user's message and shows the answer as it comes.
 func (c *chat) turn(text string) {
 	ctx := c.cmd.Context()
+	c.rec.Task += text + "\n" // values typed here become the workflow's inputs
 	history := append(c.history, model.Message{Role: model.RoleUser, Text: text})
 	res, err := c.agent.Run(ctx, history)
 	c.mu.Lock()
@@ -229,7 +243,7 @@ func (c *chat) turn(text string) {
 	if res != nil {
 		c.history = res.Messages
 		u := res.Usage
-		if !c.o.host.g.quiet {
+		if !c.o.tools.host.g.quiet {
 			fmt.Fprintln(c.out, c.style("2", fmt.Sprintf("(%d tool calls; tokens %d in, %d out)", res.ToolCalls, u.InputTokens, u.OutputTokens)))
 		}
 	}

@@ -43,7 +43,7 @@ Start with:
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "show nothing on stderr but errors (no progress, no notes)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{cmd: cmd, err: err} })
 	root.AddCommand(
-		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g), newChatCmd(g),
+		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g), newChatCmd(g), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
 		newVersionCmd(), newConfigTopic(),
 	)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,15 +17,15 @@ import (
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/provider"
 	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/workflow"
 )
 
 // agentOptions are the flags of the commands that run an agent.
 type agentOptions struct {
-	host     hostOptions
+	tools    toolsOptions
 	model    string
 	baseURL  string
 	apiKey   string
-	toolsets []string
 	yes      bool
 	allow    []string
 	maxTurns int
@@ -32,12 +33,11 @@ type agentOptions struct {
 }
 
 func (o *agentOptions) flags(cmd *cobra.Command) {
-	o.host.flags(cmd)
+	o.tools.flags(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&o.model, "model", "m", "", "the model, as provider:model (default $TOOLWIRE_MODEL): "+providerNames())
 	f.StringVar(&o.baseURL, "base-url", "", "the API's base URL, instead of the provider's variable (e.g. $OPENAI_BASE_URL)")
 	f.StringVar(&o.apiKey, "api-key", "", "the API key, instead of the provider's variable (e.g. $OPENAI_API_KEY)")
-	f.StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets the model may use, beside the configured MCP servers")
 	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking")
 	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable; a server's \"allow\" in the config does the same)")
 	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")
@@ -52,41 +52,38 @@ func providerNames() string {
 	return strings.Join(names, ", ")
 }
 
-// runSession is what a run needs: the model, the tools, the host behind
-// them.
-type runSession struct {
-	model model.Model
+// toolsOptions are the flags that choose the tools: the built-in
+// toolsets, and the configured servers.
+type toolsOptions struct {
+	host     hostOptions
+	toolsets []string
+}
+
+func (o *toolsOptions) flags(cmd *cobra.Command) {
+	o.host.flags(cmd)
+	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets to use, beside the configured MCP servers")
+}
+
+// toolSession is a registry of the built-in toolsets and the configured
+// servers' tools, kept in step with the servers.
+type toolSession struct {
 	tools *tool.Registry
 	host  *session // nil without configured servers
 	ctx   context.Context
 	stop  context.CancelFunc
 }
 
-func (r *runSession) close() {
+func (r *toolSession) close() {
 	r.stop()
 	if r.host != nil {
 		r.host.close()
 	}
 }
 
-// open opens the model (first, so a missing key is said at once) and the
-// tools: the built-in toolsets and the configured servers, kept in step
-// with them. Tools that may change things run when --yes or --allow says
-// so, else when approve says yes; with approve nil they are refused.
-func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *tool.Call) (bool, error)) (*runSession, error) {
-	spec := o.model
-	if spec == "" {
-		spec = os.Getenv("TOOLWIRE_MODEL")
-	}
-	if spec == "" {
-		return nil, &usageError{cmd: cmd, err: fmt.Errorf("no model: pass --model provider:model or set TOOLWIRE_MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3")}
-	}
-	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
-	if err != nil {
-		return nil, err
-	}
+// open fills a registry with the built-in toolsets and, when there is a
+// configuration, the configured servers' tools.
+func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
-	allow := o.allow
 	sets := toolsets()
 	for _, name := range o.toolsets {
 		if name == "" {
@@ -100,9 +97,8 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 			return nil, err
 		}
 	}
-	r := &runSession{model: m, tools: reg}
+	r := &toolSession{tools: reg}
 	r.ctx, r.stop = context.WithTimeout(cmd.Context(), o.host.timeout)
-	stderr := cmd.ErrOrStderr()
 	if _, err := o.host.loadConfig(io.Discard); err == nil || o.host.config != "" {
 		s, err := o.host.open(cmd)
 		if err != nil {
@@ -110,26 +106,59 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 			return nil, err
 		}
 		r.host = s
-		for _, sc := range s.Config.Servers {
-			allow = append(allow, sc.Allowed()...)
-		}
-		// The servers' tools stay in the registry while the run goes on,
-		// following their changes.
+		// The servers' tools stay in the registry while the command goes
+		// on, following their changes.
 		if err := s.Sync(r.ctx, reg); err != nil && !o.host.g.quiet {
-			fmt.Fprintln(stderr, "toolwire: warning: some servers are not available:", err)
+			fmt.Fprintln(cmd.ErrOrStderr(), "toolwire: warning: some servers are not available:", err)
 		}
 		s.progress.close()
+	}
+	return r, nil
+}
+
+// runSession is what a run needs: the model and the tools.
+type runSession struct {
+	*toolSession
+	model model.Model
+}
+
+// open opens the model (first, so a missing key is said at once) and the
+// tools. Tools that may change things run when --yes, --allow or a
+// server's "allow" says so, else when approve says yes; with approve nil
+// they are refused.
+func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *tool.Call) (bool, error)) (*runSession, error) {
+	spec := o.model
+	if spec == "" {
+		spec = os.Getenv("TOOLWIRE_MODEL")
+	}
+	if spec == "" {
+		return nil, &usageError{cmd: cmd, err: fmt.Errorf("no model: pass --model provider:model or set TOOLWIRE_MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3")}
+	}
+	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
+	if err != nil {
+		return nil, err
+	}
+	ts, err := o.tools.open(cmd)
+	if err != nil {
+		return nil, err
+	}
+	allow := o.allow
+	if ts.host != nil {
+		for _, sc := range ts.host.Config.Servers {
+			allow = append(allow, sc.Allowed()...)
+		}
 	}
 	if o.yes {
 		approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
 	}
-	reg.Use(agent.Approval(allow, approve))
-	return r, nil
+	ts.tools.Use(agent.Approval(allow, approve))
+	return &runSession{toolSession: ts, model: m}, nil
 }
 
 func newRunCmd(g *globalOptions) *cobra.Command {
-	o := agentOptions{host: hostOptions{g: g}}
+	o := agentOptions{tools: toolsOptions{host: hostOptions{g: g}}}
 	var asJSON bool
+	var record string
 	cmd := &cobra.Command{
 		Use:   "run [flags] TASK",
 		Short: "Give a model a task, with tools, and print its answer",
@@ -167,6 +196,10 @@ and base URL from the variables its vendor's own SDK reads:
 			}
 			defer r.close()
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			rec := &workflow.Recorder{Task: args[0]}
+			if record != "" {
+				r.tools.Use(rec.Middleware())
+			}
 			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns}
 			var printer *runPrinter
 			if asJSON {
@@ -185,12 +218,29 @@ and base URL from the variables its vendor's own SDK reads:
 			if printer != nil {
 				printer.finish(res)
 			}
+			if err == nil && record != "" {
+				err = saveRecording(cmd, rec, record)
+			}
 			return err
 		},
 	}
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run's events as JSON lines on stdout")
+	cmd.Flags().StringVar(&record, "record", "", "write the run's tool calls as a workflow to this file, to replay with toolwire workflow run")
 	return cmd
+}
+
+// saveRecording writes what rec recorded as a workflow file.
+func saveRecording(cmd *cobra.Command, rec *workflow.Recorder, path string) error {
+	if rec.Len() == 0 {
+		return fmt.Errorf("no tool call succeeded, so there is no workflow to write to %s", path)
+	}
+	wf := rec.Workflow(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if err := wf.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: wrote %s: %d nodes, %d edges, %d inputs (toolwire workflow run %s)\n", path, len(wf.Nodes), len(wf.Edges), len(wf.Inputs), path)
+	return nil
 }
 
 // runPrinter shows a run as it happens: the answer on out, tool calls and

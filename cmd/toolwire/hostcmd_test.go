@@ -118,9 +118,9 @@ func TestPastedConfigs(t *testing.T) {
 		}
 	})
 	t.Run("unknown key", func(t *testing.T) {
-		cfg := writeConfig(t, map[string]string{"s": testServerJSON(t, "calc", nil, `"colour": "blue", "alwaysAllow": ["x"]`)})
+		cfg := writeConfig(t, map[string]string{"s": testServerJSON(t, "calc", nil, `"colour": "blue", "gallery": true`)})
 		r := runEnv(t, nil, "", "tools", "--config", cfg)
-		if r.code != 0 || !strings.Contains(r.stderr, `warning: config `+cfg+`, server "s": unknown key "colour" ignored`) || strings.Contains(r.stderr, "alwaysAllow") {
+		if r.code != 0 || !strings.Contains(r.stderr, `warning: config `+cfg+`, server "s": unknown key "colour" ignored`) || strings.Contains(r.stderr, "gallery") {
 			t.Errorf("exit %d\n%s", r.code, r.stderr)
 		}
 		r = runEnv(t, nil, "", "tools", "--config", cfg, "-q")

@@ -7,28 +7,40 @@ import (
 	"io"
 )
 
+// readAhead bounds what ReadBody allocates for a body before its bytes
+// arrive: a declared length is a promise, not bytes, and a client that
+// declares megabytes and sends nothing must not cost megabytes.
+const readAhead = 64 << 10
+
 // ReadBody reads an HTTP body holding one JSON-RPC message, refusing bodies
 // over limit bytes (limit <= 0 means DefaultMaxMessageSize) with a
 // *TooLargeError. size is the length the body declares (Content-Length),
-// or -1: a body of a declared length is read into one buffer of that size,
-// and only that much of it is read. A body that hands over its bytes (a
-// TakeBytes method, as package http1's bodies have, read whole already) is
-// taken without a copy.
+// or -1. A body of a declared length is read up to that length, into a
+// buffer that grows, by doubling, as its bytes arrive (up to 64 KiB at
+// once); one that ends early fails with io.ErrUnexpectedEOF.
 func ReadBody(r io.Reader, size int64, limit int) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	if t, ok := r.(interface{ TakeBytes() []byte }); ok && size >= 0 && size <= int64(limit) {
-		return t.TakeBytes(), nil
-	}
 	if size >= 0 && size <= int64(limit) {
-		// One buffer of the right size; a body that ends early fails, and
-		// one longer than it said is cut by net/http itself.
-		buf := make([]byte, size)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, fmt.Errorf("reading body: %w", err)
+		buf := make([]byte, min(size, readAhead))
+		n := 0
+		for {
+			m, err := io.ReadFull(r, buf[n:])
+			n += m
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading body: %w", err)
+			}
+			if int64(n) == size {
+				return buf, nil
+			}
+			grown := make([]byte, min(size, 2*int64(len(buf))))
+			copy(grown, buf)
+			buf = grown
 		}
-		return buf, nil
 	}
 	var b bytes.Buffer
 	n, err := b.ReadFrom(io.LimitReader(r, int64(limit)+1))

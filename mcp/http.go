@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -150,6 +150,37 @@ func originAllowed(allowed []string, origin string) bool {
 	return (u.Scheme == "http" || u.Scheme == "https") && isLoopbackName(u.Hostname())
 }
 
+// readBody reads the body of a POST holding one message of at most limit
+// bytes (0 means jsonrpc.DefaultMaxMessageSize). A body declared or found
+// larger is refused with 413 before more of it is read, and net/http then
+// closes the connection; a body that stops arriving fails at the server's
+// ReadTimeout with 408. Once the body is read, the read deadline is lifted:
+// the request may run, and its response stream stay open, as long as it
+// needs. On error it returns the HTTP status to refuse the request with.
+func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
+	if limit <= 0 {
+		limit = jsonrpc.DefaultMaxMessageSize
+	}
+	if r.ContentLength > int64(limit) {
+		return nil, http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: int(min(r.ContentLength, math.MaxInt)), Limit: limit}
+	}
+	body, err := jsonrpc.ReadBody(http.MaxBytesReader(w, r.Body, int64(limit)), r.ContentLength, limit)
+	var netErr net.Error
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == nil:
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		return body, 0, nil
+	case errors.Is(err, jsonrpc.ErrTooLarge):
+		return nil, http.StatusRequestEntityTooLarge, err
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: int(tooLarge.Limit) + 1, Limit: limit}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, http.StatusRequestTimeout, fmt.Errorf("%w: the body did not arrive in time; send it whole, promptly", err)
+	}
+	return nil, http.StatusBadRequest, err
+}
+
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -197,12 +228,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list both application/json and text/event-stream"))
 		return
 	}
-	body, err := jsonrpc.ReadBody(r.Body, r.ContentLength, s.MaxMessageSize)
+	body, status, err := readBody(w, r, s.MaxMessageSize)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, jsonrpc.ErrTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
 		writeJSONError(w, status, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
 		return
 	}
@@ -292,20 +319,10 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	h.serve(r, ps, func() { c.serve(r.Context(), msg, ps) })
 }
 
-// serve runs a request, which answers through ps, and returns once its
-// HTTP response is done, even while the request runs on (a timeout, a
-// dropped legacy connection, an SSE stream closed for polling).
-//
-// Under an http1.Server the request runs on this goroutine, and ps ends
-// the response as soon as it is done, which lets the connection move on.
-// Under net/http it runs on a worker, while this goroutine waits for the
-// response to be done.
+// serve runs a request, which answers through ps, on a worker, and returns
+// once its HTTP response is done, even while the request runs on (a
+// timeout, a dropped legacy connection, an SSE stream closed for polling).
 func (h *HTTPHandler) serve(r *http.Request, ps *postSender, run func()) {
-	if c, ok := ps.w.(http1.Completer); ok {
-		ps.completer = c
-		run()
-		return
-	}
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
 	h.workers.run(run)
 	ps.wait(r.Context())

@@ -15,42 +15,42 @@ const readAhead = 64 << 10
 // ReadBody reads an HTTP body holding one JSON-RPC message, refusing bodies
 // over limit bytes (limit <= 0 means DefaultMaxMessageSize) with a
 // *TooLargeError. size is the length the body declares (Content-Length),
-// or -1. A body of a declared length is read up to that length, into a
-// buffer that grows, by doubling, as its bytes arrive (up to 64 KiB at
-// once); one that ends early fails with io.ErrUnexpectedEOF.
+// or -1; a body of a declared length is read up to that length only, and
+// one that ends early fails with io.ErrUnexpectedEOF. The buffer grows,
+// by doubling from 64 KiB, as the bytes arrive, never past the declared
+// length or one byte over the limit.
 func ReadBody(r io.Reader, size int64, limit int) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	if size >= 0 && size <= int64(limit) {
-		buf := make([]byte, min(size, readAhead))
-		n := 0
-		for {
-			m, err := io.ReadFull(r, buf[n:])
-			n += m
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			if err != nil {
-				return nil, fmt.Errorf("reading body: %w", err)
-			}
-			if int64(n) == size {
-				return buf, nil
-			}
-			grown := make([]byte, min(size, 2*int64(len(buf))))
+	most := int64(limit) + 1 // one byte over the limit tells a body is too large
+	declared := size >= 0 && size <= int64(limit)
+	if declared {
+		most = size
+	}
+	buf := make([]byte, 0, min(most, readAhead))
+	for int64(len(buf)) < most {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(most, 2*int64(cap(buf))))
 			copy(grown, buf)
 			buf = grown
 		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if declared && int64(len(buf)) < size {
+				return nil, fmt.Errorf("reading body: %w", io.ErrUnexpectedEOF)
+			}
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading body: %w", err)
+		}
 	}
-	var b bytes.Buffer
-	n, err := b.ReadFrom(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading body: %w", err)
+	if len(buf) > limit {
+		return nil, &TooLargeError{Size: len(buf), Limit: limit}
 	}
-	if n > int64(limit) {
-		return nil, &TooLargeError{Size: int(n), Limit: limit}
-	}
-	return b.Bytes(), nil
+	return buf, nil
 }
 
 // IsBatch reports whether a body is a JSON array, i.e. a JSON-RPC batch.

@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/procmem"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -200,7 +200,14 @@ func TestHTTPAttacks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := attackServer(t)
 			conns := max(tt.conns, 1)
-			peak, allocated := resetPeakRSS(t), heapAllocated()
+			if err := procmem.ResetPeak(); err != nil {
+				t.Logf("%v: the peak RSS checked is the process's", err)
+			}
+			peak, err := procmem.PeakRSS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			allocated := heapAllocated()
 			var wg sync.WaitGroup
 			for i := range conns {
 				c, err := net.Dial("tcp", addr)
@@ -225,7 +232,11 @@ func TestHTTPAttacks(t *testing.T) {
 			if tt.bodies {
 				bound += int64(conns) * 2 * jsonrpcLimit
 			}
-			if grew := peakRSS(t) - peak; grew > bound {
+			after, err := procmem.PeakRSS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if grew := after - peak; grew > bound {
 				t.Errorf("peak RSS grew by %d MiB during the attack; want at most %d MiB", grew>>20, bound>>20)
 			}
 			// Memory allocated and never touched is not resident: count it too.
@@ -272,32 +283,4 @@ func heapAllocated() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
-}
-
-// resetPeakRSS resets the process's peak resident set size to its current
-// one, where the kernel allows it, and returns it in bytes.
-func resetPeakRSS(t *testing.T) int64 {
-	t.Helper()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-	return peakRSS(t)
-}
-
-// peakRSS returns the process's peak resident set size (VmHWM) in bytes.
-func peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skipf("no /proc/self/status to measure memory by: %v", err)
-	}
-	for line := range bytes.Lines(b) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

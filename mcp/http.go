@@ -151,34 +151,49 @@ func originAllowed(allowed []string, origin string) bool {
 }
 
 // readBody reads the body of a POST holding one message of at most limit
-// bytes (0 means jsonrpc.DefaultMaxMessageSize). A body declared or found
-// larger is refused with 413 before more of it is read, and net/http then
-// closes the connection; a body that stops arriving fails at the server's
-// ReadTimeout with 408. Once the body is read, the read deadline is lifted:
-// the request may run, and its response stream stay open, as long as it
-// needs. On error it returns the HTTP status to refuse the request with.
+// bytes (0 means jsonrpc.DefaultMaxMessageSize). A body declared larger is
+// refused with 413 before any of it is read, and one of undeclared length
+// is read through http.MaxBytesReader, which refuses it with 413 once past
+// the limit; net/http then closes the connection. (A declared length is
+// enforced by net/http itself.) A body that stops arriving fails at the
+// server's ReadTimeout with 408. Once the body is read, the read deadline
+// is lifted: the request may run, and its response stream stay open, as
+// long as it needs. On error it returns the HTTP status to refuse the
+// request with.
 func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessageSize
 	}
-	if r.ContentLength > int64(limit) {
+	body := r.Body
+	switch {
+	case r.ContentLength > int64(limit):
 		return nil, http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: int(min(r.ContentLength, math.MaxInt)), Limit: limit}
+	case r.ContentLength < 0:
+		body = http.MaxBytesReader(w, body, int64(limit))
 	}
-	body, err := jsonrpc.ReadBody(http.MaxBytesReader(w, r.Body, int64(limit)), r.ContentLength, limit)
+	b, err := jsonrpc.ReadBody(body, r.ContentLength, limit)
+	if err == nil {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		return b, 0, nil
+	}
+	status, err := readError(err, limit)
+	return nil, status, err
+}
+
+// readError returns the HTTP status that answers a failure to read a
+// body, and the error to tell the client.
+func readError(err error, limit int) (int, error) {
 	var netErr net.Error
 	var tooLarge *http.MaxBytesError
 	switch {
-	case err == nil:
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		return body, 0, nil
 	case errors.Is(err, jsonrpc.ErrTooLarge):
-		return nil, http.StatusRequestEntityTooLarge, err
+		return http.StatusRequestEntityTooLarge, err
 	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: int(tooLarge.Limit) + 1, Limit: limit}
+		return http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: limit + 1, Limit: limit}
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return nil, http.StatusRequestTimeout, fmt.Errorf("%w: the body did not arrive in time; send it whole, promptly", err)
+		return http.StatusRequestTimeout, fmt.Errorf("%w: the body did not arrive within the server's read timeout; send it whole, at once", err)
 	}
-	return nil, http.StatusBadRequest, err
+	return http.StatusBadRequest, err
 }
 
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
@@ -304,7 +319,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
 	// request runs on in the session's context.
-	h.serve(r, ps, func() { sess.conn.serve(sess.ctx, msg, ps) })
+	h.serve(sess.ctx, r, ps, sess.conn, msg)
 }
 
 // modern serves one stateless request.
@@ -316,15 +331,17 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	ps := newPostSender(w, nil, true)
 	c := newConn(h.Server, nil)
 	defer c.close()
-	h.serve(r, ps, func() { c.serve(r.Context(), msg, ps) })
+	h.serve(r.Context(), r, ps, c, msg)
 }
 
-// serve runs a request, which answers through ps, on a worker, and returns
-// once its HTTP response is done, even while the request runs on (a
-// timeout, a dropped legacy connection, an SSE stream closed for polling).
-func (h *HTTPHandler) serve(r *http.Request, ps *postSender, run func()) {
+// serve runs request msg of c in ctx on a worker, answering through ps,
+// and returns once its HTTP response is done, even while the request runs
+// on (a timeout, a dropped legacy connection, an SSE stream closed for
+// polling).
+func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender, c *conn, msg *jsonrpc.Message) {
+	ps.ctx, ps.conn, ps.msg = ctx, c, msg
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
-	h.workers.run(run)
+	h.workers.run(ps)
 	ps.wait(r.Context())
 }
 

@@ -231,11 +231,25 @@ type postSender struct {
 	closed  bool // the HTTP handler has returned, or a response was written
 	done    chan struct{}
 	doneOne sync.Once
+	start   time.Time // when the request arrived
+
+	// The request, as the worker serving it runs it.
+	ctx  context.Context
+	conn *conn
+	msg  *jsonrpc.Message
 }
 
+// run serves the request; a worker calls it.
+func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
+
 func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSender {
-	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{})}
+	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{}), start: time.Now()}
 }
+
+// netHTTPBuffered is how much of a response net/http holds before it sends
+// the headers: a handler that writes no more and returns gets a
+// Content-Length computed for it.
+const netHTTPBuffered = 2048
 
 // retryMillis is the reconnection delay suggested to clients of resumable
 // streams.
@@ -317,8 +331,14 @@ func (p *postSender) finish(m *jsonrpc.Message) error {
 	}
 	h := p.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(m.Len()))
-	_ = http.NewResponseController(p.w).SetWriteDeadline(time.Now().Add(WriteTimeout))
+	if n := m.Len(); n > netHTTPBuffered {
+		h.Set("Content-Length", strconv.Itoa(n))
+	} // else net/http sets it, holding the whole response
+	if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
+		// The server's write deadline, set as the request arrived, may
+		// pass before the response is written: give it a fresh one.
+		_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
+	}
 	p.w.WriteHeader(status)
 	_, err := m.WriteTo(p.w)
 	return err

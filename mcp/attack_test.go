@@ -21,6 +21,8 @@ import (
 
 // The attack tests' server timeouts, shorter than NewHTTPServer's so that
 // the tests end soon; what they check is that each attack ends at one.
+// Attacks that send whole bodies get NewHTTPServer's ReadTimeout, long
+// enough to read 16 MiB on a loaded machine under the race detector.
 const (
 	attackHeaderTimeout = 1 * time.Second
 	attackReadTimeout   = 2 * time.Second
@@ -38,7 +40,7 @@ const (
 // attackServer serves an HTTPHandler on a loopback listener with the
 // server NewHTTPServer configures (timeouts shortened): /mcp is the
 // handler, /close the handler answering with "Connection: close".
-func attackServer(t *testing.T) string {
+func attackServer(t *testing.T, readTimeout time.Duration) string {
 	t.Helper()
 	h := mcp.NewHTTPHandler(newServer(t, echoTool()))
 	mux := http.NewServeMux()
@@ -52,7 +54,7 @@ func attackServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	hs := mcp.NewHTTPServer(mux, nil)
-	hs.ReadHeaderTimeout, hs.ReadTimeout, hs.IdleTimeout = attackHeaderTimeout, attackReadTimeout, attackIdleTimeout
+	hs.ReadHeaderTimeout, hs.ReadTimeout, hs.IdleTimeout = attackHeaderTimeout, readTimeout, attackIdleTimeout
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		hs.Close()
@@ -112,7 +114,7 @@ func TestHTTPAttacks(t *testing.T) {
 		// server hanging up, and are ignored.
 		attack func(c net.Conn)
 		want   []string // status codes of the answers, in order
-		bodies bool     // each connection sends a body up to the message limit
+		bodies bool     // each connection sends a body up to the message limit (and gets mcp.ReadTimeout)
 	}{
 		{name: "header-only 64 MiB Content-Length, many connections", conns: 100,
 			attack: func(c net.Conn) { io.WriteString(c, request("/mcp", "Content-Length: "+big+"\r\n")) },
@@ -198,7 +200,11 @@ func TestHTTPAttacks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := attackServer(t)
+			readTimeout := attackReadTimeout
+			if tt.bodies {
+				readTimeout = mcp.ReadTimeout
+			}
+			addr := attackServer(t, readTimeout)
 			conns := max(tt.conns, 1)
 			if err := procmem.ResetPeak(); err != nil {
 				t.Logf("%v: the peak RSS checked is the process's", err)

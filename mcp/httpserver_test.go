@@ -102,3 +102,77 @@ func TestRunHTTPServerShutdown(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHTTPServerEndsStreams ends RunHTTPServer's context while legacy
+// SSE streams are open (the HTTP+SSE transport's and a Streamable HTTP
+// session's standalone stream) and checks that both streams end and that
+// RunHTTPServer returns.
+func TestRunHTTPServerEndsStreams(t *testing.T) {
+	srv := newServer(t, echoTool())
+	h := mcp.NewHTTPHandler(srv)
+	defer h.Close()
+	sse := &mcp.SSEHandler{Server: srv}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/sse", sse)
+	mux.Handle("/message", sse)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(mux, nil), ln) }()
+
+	// A session of the Streamable HTTP transport, and its GET stream.
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(init))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get(mcp.HeaderSessionID)
+	if sid == "" {
+		t.Fatalf("initialize: HTTP %d without a session id", resp.StatusCode)
+	}
+	streams := map[string]*http.Request{"/sse": nil, "/mcp": nil}
+	for path := range streams {
+		req, _ := http.NewRequest(http.MethodGet, url+path, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(mcp.HeaderSessionID, sid)
+		streams[path] = req
+	}
+	ended := make(chan string, len(streams))
+	for path, req := range streams {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v, %v", path, resp, err)
+		}
+		go func() {
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body) // until the stream ends
+			ended <- path
+		}()
+	}
+	cancel()
+	for range streams {
+		select {
+		case <-ended:
+		case <-time.After(shutdownWait):
+			t.Fatalf("an SSE stream was still open %v after the shutdown began", shutdownWait)
+		}
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("RunHTTPServer = %v, want nil after a shutdown", err)
+		}
+	case <-time.After(shutdownWait):
+		t.Fatalf("RunHTTPServer did not return within %v of its context's end", shutdownWait)
+	}
+}

@@ -62,6 +62,7 @@ type Report struct {
 	HeapBefore, HeapAfter uint64
 }
 
+// String summarizes the report on one line.
 func (r *Report) String() string {
 	return fmt.Sprintf("%d calls in %v (%.0f/s), %d errors, %d mismatched; goroutines %d → %d; RSS %d MiB → peak %d MiB → %d MiB; live heap %d MiB → %d MiB",
 		r.Calls, r.Elapsed.Round(time.Millisecond), float64(r.Calls)/r.Elapsed.Seconds(), r.Errors, r.Mismatched,

@@ -471,6 +471,15 @@ func TestReadBody(t *testing.T) {
 	if _, err := jsonrpc.ReadBody(strings.NewReader("12"), 3, 5); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("ReadBody of a body shorter than declared: err = %v, want io.ErrUnexpectedEOF", err)
 	}
+	// Bodies past the first 64 KiB read ahead: whole, or cut short at a
+	// point where the buffer grows.
+	big := strings.Repeat("x", 200<<10)
+	if b, err := jsonrpc.ReadBody(strings.NewReader(big), int64(len(big)), 1<<20); err != nil || string(b) != big {
+		t.Errorf("ReadBody of %d bytes = %d bytes, %v", len(big), len(b), err)
+	}
+	if _, err := jsonrpc.ReadBody(strings.NewReader(big[:128<<10]), int64(len(big)), 1<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("ReadBody of a big body cut short: err = %v, want io.ErrUnexpectedEOF", err)
+	}
 	_, err := jsonrpc.ReadBody(strings.NewReader("123456"), 6, 5)
 	var tl *jsonrpc.TooLargeError
 	if !errors.As(err, &tl) || tl.Limit != 5 || !errors.Is(err, jsonrpc.ErrTooLarge) {

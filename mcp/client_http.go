@@ -66,13 +66,22 @@ type HTTPTransport struct {
 	MaxMessageSize int
 }
 
-func (t *HTTPTransport) connect(_ context.Context, in inboundFunc) (clientConn, error) {
-	u, err := url.Parse(t.URL)
+// parseEndpoint parses the URL of a server endpoint, which must be http or
+// https and name a host.
+func parseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("streamable HTTP transport: invalid URL %q: %w", t.URL, err)
+		return nil, fmt.Errorf("invalid URL %q: %w", raw, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("streamable HTTP transport: invalid URL %q: want http:// or https:// and a host", t.URL)
+		return nil, fmt.Errorf("invalid URL %q: want http:// or https:// and a host", raw)
+	}
+	return u, nil
+}
+
+func (t *HTTPTransport) connect(_ context.Context, in inboundFunc) (clientConn, error) {
+	if _, err := parseEndpoint(t.URL); err != nil {
+		return nil, fmt.Errorf("streamable HTTP transport: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &httpConn{

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -53,12 +52,9 @@ type sseConn struct {
 }
 
 func (t *SSETransport) connect(ctx context.Context, in inboundFunc) (clientConn, error) {
-	base, err := url.Parse(t.URL)
+	base, err := parseEndpoint(t.URL)
 	if err != nil {
-		return nil, fmt.Errorf("HTTP+SSE transport: invalid URL %q: %w", t.URL, err)
-	}
-	if base.Scheme != "http" && base.Scheme != "https" || base.Host == "" {
-		return nil, fmt.Errorf("HTTP+SSE transport: invalid URL %q: want http:// or https:// and a host", t.URL)
+		return nil, fmt.Errorf("HTTP+SSE transport: %w", err)
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &sseConn{url: t.URL, header: t.Header, client: t.HTTPClient, limit: t.MaxMessageSize, ctx: cctx, cancel: cancel, done: make(chan struct{})}

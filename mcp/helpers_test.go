@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -366,9 +365,8 @@ type httpClient struct {
 	hc  *http.Client
 }
 
-// startHTTP serves srv on toolwire's own HTTP/1.1 server (package
-// http1), as `toolwire serve --http` does; the client tests (ctServe)
-// serve it with net/http.
+// startHTTP serves srv on the net/http server `toolwire serve --http`
+// uses (mcp.NewHTTPServer) over a real loopback listener.
 func startHTTP(t *testing.T, srv *mcp.Server) *httpClient {
 	t.Helper()
 	h := mcp.NewHTTPHandler(srv)
@@ -376,7 +374,7 @@ func startHTTP(t *testing.T, srv *mcp.Server) *httpClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http1.Server{Handler: h}
+	hs := mcp.NewHTTPServer(h, nil)
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		h.Close()

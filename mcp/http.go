@@ -8,15 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -114,8 +115,8 @@ func isLoopbackName(host string) bool {
 	if host == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 func splitHost(hostport string) string {
@@ -148,6 +149,52 @@ func originAllowed(allowed []string, origin string) bool {
 		return false
 	}
 	return (u.Scheme == "http" || u.Scheme == "https") && isLoopbackName(u.Hostname())
+}
+
+// readBody reads the body of a POST holding one message of at most limit
+// bytes (0 means jsonrpc.DefaultMaxMessageSize). A body declared larger is
+// refused with 413 before any of it is read, and one of undeclared length
+// is read through http.MaxBytesReader, which refuses it with 413 once past
+// the limit; net/http then closes the connection. (A declared length is
+// enforced by net/http itself.) A body that stops arriving fails at the
+// server's ReadTimeout with 408. Once the body is read, the read deadline
+// is lifted: the request may run, and its response stream stay open, as
+// long as it needs. On error it returns the HTTP status to refuse the
+// request with.
+func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
+	if limit <= 0 {
+		limit = jsonrpc.DefaultMaxMessageSize
+	}
+	body := r.Body
+	switch {
+	case r.ContentLength > int64(limit):
+		return nil, http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: int(min(r.ContentLength, math.MaxInt)), Limit: limit}
+	case r.ContentLength < 0:
+		body = http.MaxBytesReader(w, body, int64(limit))
+	}
+	b, err := jsonrpc.ReadBody(body, r.ContentLength, limit)
+	if err == nil {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		return b, 0, nil
+	}
+	status, err := readError(err, limit)
+	return nil, status, err
+}
+
+// readError returns the HTTP status that answers a failure to read a
+// body, and the error to tell the client.
+func readError(err error, limit int) (int, error) {
+	var netErr net.Error
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, jsonrpc.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, err
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, &jsonrpc.TooLargeError{Size: limit + 1, Limit: limit}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return http.StatusRequestTimeout, fmt.Errorf("%w: the body did not arrive within the server's read timeout; send it whole, at once", err)
+	}
+	return http.StatusBadRequest, err
 }
 
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
@@ -197,12 +244,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list both application/json and text/event-stream"))
 		return
 	}
-	body, err := jsonrpc.ReadBody(r.Body, r.ContentLength, s.MaxMessageSize)
+	body, status, err := readBody(w, r, s.MaxMessageSize)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, jsonrpc.ErrTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
 		writeJSONError(w, status, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
 		return
 	}
@@ -277,7 +320,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
 	// request runs on in the session's context.
-	h.serve(r, ps, func() { sess.conn.serve(sess.ctx, msg, ps) })
+	h.serve(sess.ctx, r, ps, sess.conn, msg)
 }
 
 // modern serves one stateless request.
@@ -290,25 +333,17 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	c := newConn(h.Server, nil)
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
-	h.serve(r, ps, func() { c.serve(r.Context(), msg, ps) })
+	h.serve(r.Context(), r, ps, c, msg)
 }
 
-// serve runs a request, which answers through ps, and returns once its
-// HTTP response is done, even while the request runs on (a timeout, a
-// dropped legacy connection, an SSE stream closed for polling).
-//
-// Under an http1.Server the request runs on this goroutine, and ps ends
-// the response as soon as it is done, which lets the connection move on.
-// Under net/http it runs on a worker, while this goroutine waits for the
-// response to be done.
-func (h *HTTPHandler) serve(r *http.Request, ps *postSender, run func()) {
-	if c, ok := ps.w.(http1.Completer); ok {
-		ps.completer = c
-		run()
-		return
-	}
+// serve runs request msg of c in ctx on a worker, answering through ps,
+// and returns once its HTTP response is done, even while the request runs
+// on (a timeout, a dropped legacy connection, an SSE stream closed for
+// polling).
+func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender, c *conn, msg *jsonrpc.Message) {
+	ps.ctx, ps.conn, ps.msg = ctx, c, msg
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
-	h.workers.run(run)
+	h.workers.run(ps)
 	ps.wait(r.Context())
 }
 

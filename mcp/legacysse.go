@@ -95,7 +95,7 @@ func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
 	sw.mu.Lock()
 	_, err := fmt.Fprintf(w, "event: endpoint\ndata: %s?sessionId=%s\n\n", endpoint, id)
 	if err == nil {
-		err = sw.rc.Flush()
+		err = sw.flushLocked()
 	}
 	sw.mu.Unlock()
 	if err != nil {
@@ -113,12 +113,8 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("session %q not found: open the event stream with GET first and POST to the endpoint it names", id), http.StatusNotFound)
 		return
 	}
-	body, err := jsonrpc.ReadBody(r.Body, r.ContentLength, h.Server.MaxMessageSize)
+	body, status, err := readBody(w, r, h.Server.MaxMessageSize)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, jsonrpc.ErrTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
 		http.Error(w, err.Error(), status)
 		return
 	}

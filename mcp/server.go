@@ -12,7 +12,6 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -447,10 +446,4 @@ func (s *Server) page(cursor string, n int) (start, end int, next string, err er
 		next = encodeCursor(end)
 	}
 	return start, end, next, nil
-}
-
-// rawJSON marshals v, for error data.
-func rawJSON(v any) json.RawMessage {
-	b, _ := jsonrpc.Marshal(v)
-	return b
 }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -22,16 +22,26 @@ type sseWriter struct {
 	closed bool
 }
 
-// startSSE sends the headers of an event stream.
+// startSSE sends the headers of an event stream. The stream stays open
+// as long as the client and the server do: the connection's read deadline
+// is lifted, and each event gets WriteTimeout to be written.
 func startSSE(w http.ResponseWriter) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	return &sseWriter{w: w, rc: rc}
+}
+
+// flushLocked sends what was written, within WriteTimeout; s.mu is held.
+func (s *sseWriter) flushLocked() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	return s.rc.Flush()
 }
 
 // event writes one event; id may be empty.
@@ -54,7 +64,7 @@ func (s *sseWriter) event(id string, data []byte) error {
 		s.closed = true
 		return err
 	}
-	if err := s.rc.Flush(); err != nil {
+	if err := s.flushLocked(); err != nil {
 		s.closed = true
 		return err
 	}
@@ -67,16 +77,7 @@ func (s *sseWriter) prime(id string, retryMs int) {
 	defer s.mu.Unlock()
 	if !s.closed {
 		_, _ = s.w.Write([]byte("id: " + id + "\nretry: " + strconv.Itoa(retryMs) + "\ndata: \n\n"))
-		_ = s.rc.Flush()
-	}
-}
-
-func (s *sseWriter) comment(text string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		_, _ = s.w.Write([]byte(": " + strings.ReplaceAll(text, "\n", " ") + "\n\n"))
-		_ = s.rc.Flush()
+		_ = s.flushLocked()
 	}
 }
 
@@ -230,15 +231,25 @@ type postSender struct {
 	closed  bool // the HTTP handler has returned, or a response was written
 	done    chan struct{}
 	doneOne sync.Once
-	// completer, when the request is served inline on an http1.Server,
-	// ends the HTTP response as soon as it is done, while the request may
-	// run on (a timeout, a stream closed for polling).
-	completer http1.Completer
+	start   time.Time // when the request arrived
+
+	// The request, as the worker serving it runs it.
+	ctx  context.Context
+	conn *conn
+	msg  *jsonrpc.Message
 }
 
+// run serves the request; a worker calls it.
+func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
+
 func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSender {
-	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{})}
+	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{}), start: time.Now()}
 }
+
+// netHTTPBuffered is how much of a response net/http holds before it sends
+// the headers: a handler that writes no more and returns gets a
+// Content-Length computed for it.
+const netHTTPBuffered = 2048
 
 // retryMillis is the reconnection delay suggested to clients of resumable
 // streams.
@@ -320,7 +331,14 @@ func (p *postSender) finish(m *jsonrpc.Message) error {
 	}
 	h := p.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(m.Len()))
+	if n := m.Len(); n > netHTTPBuffered {
+		h.Set("Content-Length", strconv.Itoa(n))
+	} // else net/http sets it, holding the whole response
+	if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
+		// The server's write deadline, set as the request arrived, may
+		// pass before the response is written: give it a fresh one.
+		_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
+	}
 	p.w.WriteHeader(status)
 	_, err := m.WriteTo(p.w)
 	return err
@@ -337,16 +355,9 @@ func modernErrorStatus(code int) int {
 	return http.StatusOK
 }
 
-// markDone records that the HTTP response is done, once; served inline,
-// it also ends the response.
+// markDone records that the HTTP response is done, once.
 func (p *postSender) markDone() {
-	p.doneOne.Do(func() {
-		close(p.done)
-		if p.completer != nil {
-			p.release()
-			p.completer.Complete()
-		}
-	})
+	p.doneOne.Do(func() { close(p.done) })
 }
 
 // wait blocks until the response is written or the client goes away, and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,11 +9,9 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets/calc"
@@ -168,18 +165,9 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	if reqlog != nil {
 		handler = reqlog.handler(mux)
 	}
-	hs := &http1.Server{Handler: handler, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs := mcp.NewHTTPServer(handler, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http1.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mcp.RunHTTPServer(ctx, hs, ln)
 }
 
 // allowedHosts adds the loopback names to the hosts the user allowed, so

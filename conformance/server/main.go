@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,9 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -50,17 +47,7 @@ func run(addr string) error {
 		return err
 	}
 	fmt.Printf("LISTENING %s\n", ln.Addr())
-	hs := &http1.Server{Handler: mux}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http1.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(mux, nil), ln)
 }

@@ -5,6 +5,6 @@
 //
 // The tests need the pinned npm packages (Node 22 and the SDK) that
 // ./scripts/install-test-deps.sh installs into .cache/npm at the module
-// root. Without them they skip, unless TOOLWIRE_REQUIRE_NODE=1 is set, in
-// which case they fail.
+// root. Without them they skip, unless CI or TOOLWIRE_REQUIRE_NODE=1 is
+// set, in which case they fail.
 package interop

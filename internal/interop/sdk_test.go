@@ -2,8 +2,8 @@ package interop
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -60,9 +60,10 @@ func (c callOutcome) text() string {
 	return strings.Join(parts, "\n")
 }
 
-// newCalcServer serves the calc toolset, as `toolwire serve` does, on an
-// in-process HTTP server: Streamable HTTP at /mcp and the deprecated
-// HTTP+SSE transport at /sse and /message. It returns the server's URL.
+// newCalcServer serves the calc toolset, as `toolwire serve --http` does
+// (on the net/http server mcp.NewHTTPServer configures), in this process:
+// Streamable HTTP at /mcp and the deprecated HTTP+SSE transport at /sse
+// and /message. It returns the server's URL.
 func newCalcServer(t *testing.T) string {
 	t.Helper()
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "toolwire", Version: "interop-test"}}
@@ -75,12 +76,17 @@ func newCalcServer(t *testing.T) string {
 	mux.Handle("/mcp", h)
 	mux.Handle("/sse", sse)
 	mux.Handle("/message", sse)
-	ts := httptest.NewServer(mux) // listens on 127.0.0.1
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := mcp.NewHTTPServer(mux, nil)
+	go hs.Serve(ln)
 	t.Cleanup(func() {
 		h.Close()
-		ts.Close()
+		hs.Close()
 	})
-	return ts.URL
+	return "http://" + ln.Addr().String()
 }
 
 // TestTypeScriptSDKClient connects the official TypeScript SDK's client to

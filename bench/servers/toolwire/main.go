@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/toolwire/toolwire/http1"
 	"github.com/toolwire/toolwire/mcp"
 
 	"github.com/toolwire/toolwire/bench/internal/serve"
@@ -23,14 +22,9 @@ func main() {
 			// session (Mcp-Session-Id); responses as the library decides.
 			return mcp.NewHTTPHandler(s)
 		},
-		// toolwire's own HTTP/1.1 server, as `toolwire serve --http` uses.
+		// net/http, configured as `toolwire serve --http` does.
 		func(ctx context.Context, ln net.Listener, h http.Handler) error {
-			srv := &http1.Server{Handler: h}
-			context.AfterFunc(ctx, func() { srv.Close() })
-			if err := srv.Serve(ln); err != http1.ErrServerClosed {
-				return err
-			}
-			return nil
+			return mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(h, nil), ln)
 		},
 	)
 }

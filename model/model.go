@@ -13,6 +13,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Model is a language model behind an API.
@@ -180,4 +181,17 @@ const (
 type Delta struct {
 	Kind DeltaKind
 	Text string
+}
+
+// CheckArguments says what is wrong with tool call arguments that are not
+// a JSON object, or returns "": what an adapter puts in ToolCall.Invalid.
+func CheckArguments(args json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return "the arguments must be a JSON object"
+	}
+	return ""
 }

@@ -42,6 +42,28 @@ func setValues(pairs []string) (map[string]any, error) {
 	return out, nil
 }
 
+// loadChecked reads a workflow and the --set values, opens the tools and
+// checks the workflow against them.
+func loadChecked(cmd *cobra.Command, o *toolsOptions, path string, sets []string) (*workflow.Workflow, map[string]any, *toolSession, error) {
+	inputs, err := setValues(sets)
+	if err != nil {
+		return nil, nil, nil, &usageError{cmd: cmd, err: err}
+	}
+	wf, err := workflow.Load(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ts, err := o.open(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := wf.Check(ts.tools, inputs); err != nil {
+		ts.close()
+		return nil, nil, nil, fmt.Errorf("%s does not fit the tools: %w", path, err)
+	}
+	return wf, inputs, ts, nil
+}
+
 func exactlyOneFile(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("%s takes one workflow file, got %d arguments", cmd.Name(), len(args))
@@ -70,22 +92,11 @@ and the exit status is 1.
   toolwire workflow run clean.json --json | jq .`,
 		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			inputs, err := setValues(sets)
-			if err != nil {
-				return &usageError{cmd: cmd, err: err}
-			}
-			wf, err := workflow.Load(args[0])
-			if err != nil {
-				return err
-			}
-			ts, err := o.open(cmd)
+			wf, inputs, ts, err := loadChecked(cmd, &o, args[0], sets)
 			if err != nil {
 				return err
 			}
 			defer ts.close()
-			if err := wf.Check(ts.tools, inputs); err != nil {
-				return fmt.Errorf("%s does not fit the tools: %w", args[0], err)
-			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			r := &workflow.Runner{Tools: ts.tools, Parallel: parallel}
 			var mu sync.Mutex
@@ -143,22 +154,11 @@ servers, parameters that no longer match a tool's schema, cycles, edges that
 lead nowhere, and inputs without a value. Each problem names its node.`,
 		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			inputs, err := setValues(sets)
-			if err != nil {
-				return &usageError{cmd: cmd, err: err}
-			}
-			wf, err := workflow.Load(args[0])
-			if err != nil {
-				return err
-			}
-			ts, err := o.open(cmd)
+			wf, _, ts, err := loadChecked(cmd, &o, args[0], sets)
 			if err != nil {
 				return err
 			}
 			defer ts.close()
-			if err := wf.Check(ts.tools, inputs); err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d nodes, %d edges, %d inputs: fits the tools\n", args[0], len(wf.Nodes), len(wf.Edges), len(wf.Inputs))
 			return nil
 		},

@@ -139,7 +139,7 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 			// A tool without parameters streams no input at all.
 			call.Arguments = json.RawMessage(`{}`)
 		default:
-			call.Invalid = checkObject(call.Arguments)
+			call.Invalid = model.CheckArguments(call.Arguments)
 		}
 		res.Message.ToolCalls = append(res.Message.ToolCalls, call)
 	}
@@ -155,19 +155,6 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 		}
 	}
 	return res
-}
-
-// checkObject says what is wrong with arguments that are not a JSON
-// object, or "".
-func checkObject(args json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return "the arguments must be a JSON object"
-	}
-	return ""
 }
 
 type wireEvent struct {

@@ -157,7 +157,7 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		case strings.TrimSpace(args) == "":
 			call.Arguments = json.RawMessage(`{}`)
 		default:
-			if msg := checkObject(call.Arguments); msg != "" {
+			if msg := model.CheckArguments(call.Arguments); msg != "" {
 				call.Invalid = msg
 			}
 		}
@@ -174,17 +174,4 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		res.StopReason = model.StopEnd
 	}
 	return res
-}
-
-// checkObject says what is wrong with arguments that are not a JSON
-// object, or "".
-func checkObject(args json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return "the arguments must be a JSON object"
-	}
-	return ""
 }

@@ -230,30 +230,31 @@ func TestApproval(t *testing.T) {
 
 	ls := readOnly(tool.NewFunc(tool.Info{Name: "ls"}, func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text("a b"), nil }), false)
 	for _, tt := range []struct {
-		name    string
-		allow   []string
-		approve func(context.Context, *tool.Call) (bool, error)
-		want    string
+		name           string
+		allow, confirm []string
+		approve        func(context.Context, *tool.Call) (bool, error)
+		want, wantLs   string
 	}{
-		{"nobody to ask", nil, nil, "was not approved"},
-		{"allowed", []string{"rm"}, nil, "removed"},
-		{"declined", nil, func(context.Context, *tool.Call) (bool, error) { return false, nil }, "the user declined"},
-		{"approved", nil, func(context.Context, *tool.Call) (bool, error) { return true, nil }, "removed"},
+		{"nobody to ask", nil, nil, nil, "was not approved", "a b"},
+		{"allowed", []string{"rm"}, nil, nil, "removed", "a b"},
+		{"declined", nil, nil, func(context.Context, *tool.Call) (bool, error) { return false, nil }, "the user declined", "a b"},
+		{"approved", nil, nil, func(context.Context, *tool.Call) (bool, error) { return true, nil }, "removed", "a b"},
+		{"read-only, but confirm says ask", []string{"rm"}, []string{"ls"}, nil, "removed", "ls may change things and was not approved"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var reg tool.Registry
 			if err := reg.Add(rm, ls); err != nil {
 				t.Fatal(err)
 			}
-			reg.Use(agent.Approval(tt.allow, tt.approve))
+			reg.Use(agent.Approval(agent.Policy{Allow: tt.allow, Confirm: tt.confirm, Approve: tt.approve}))
 			s := &script{answers: []model.Message{calls("ls", `{}`, "rm", `{}`), answer("done")}}
 			res, err := (&agent.Agent{Model: s, Tools: &reg}).Run(context.Background(), []model.Message{{Role: model.RoleUser, Text: "go"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			rs := res.Messages[2].ToolResults
-			if rs[0].Text != "a b" || !strings.Contains(rs[1].Text, tt.want) {
-				t.Errorf("results %+v, want ls to run and rm to say %q", rs, tt.want)
+			if !strings.Contains(rs[0].Text, tt.wantLs) || !strings.Contains(rs[1].Text, tt.want) {
+				t.Errorf("results %+v, want ls to say %q and rm %q", rs, tt.wantLs, tt.want)
 			}
 		})
 	}

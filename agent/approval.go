@@ -8,20 +8,33 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// Approval returns registry middleware that asks before a destructive tool
-// runs: one whose annotations say so, or do not say it is read-only (MCP's
-// default for a tool that is not read-only is destructive), unless they
-// say destructiveHint false. Tools named in allow run without asking.
-//
-// approve asks the user (in a terminal, say) and reports the answer; nil
-// means nobody can be asked, and destructive tools not allowed are
-// refused. A refusal is a tool result the model reads.
-func Approval(allow []string, approve func(ctx context.Context, c *tool.Call) (bool, error)) tool.Middleware {
+// Policy says which tools run only when the user approves.
+type Policy struct {
+	// Allow names tools that run without asking though they may change
+	// things.
+	Allow []string
+	// Confirm names tools that ask first though their annotations say
+	// they change nothing (the configuration knows better than a server's
+	// hints).
+	Confirm []string
+	// Approve asks the user (in a terminal, say) and reports the answer;
+	// nil means nobody can be asked, and such tools are refused.
+	Approve func(ctx context.Context, c *tool.Call) (bool, error)
+}
+
+// Approval returns registry middleware that asks before a tool that may
+// change things runs: one whose annotations say so, or do not say it is
+// read-only (MCP's default for a tool that is not read-only is
+// destructive), unless they say destructiveHint false; and the tools the
+// policy names in Confirm. A refusal is a tool result the model reads.
+func Approval(p Policy) tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
-			if !Destructive(c.Tool.Info()) || slices.Contains(allow, c.Name) {
+			ask := Destructive(c.Tool.Info()) || slices.Contains(p.Confirm, c.Name)
+			if !ask || slices.Contains(p.Allow, c.Name) && !slices.Contains(p.Confirm, c.Name) {
 				return next(ctx, c)
 			}
+			approve := p.Approve
 			if approve == nil {
 				return tool.Errorf("tool %s may change things and was not approved: the user must allow it (run with --yes, or list it in the config's \"allow\")", c.Name), nil
 			}

@@ -84,6 +84,9 @@ type ServerConfig struct {
 	Allow       []string `json:"allow,omitempty"`
 	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
 	AutoApprove []string `json:"autoApprove,omitempty"`
+	// Confirm names tools an agent asks about before running, though
+	// their annotations say they change nothing.
+	Confirm []string `json:"confirm,omitempty"`
 
 	// Name is the server's key in the configuration.
 	Name string `json:"-"`
@@ -148,7 +151,7 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // knownKeys are the server keys toolwire reads.
 var knownKeys = []string{"command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers", "type",
-	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove"}
+	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove", "confirm"}
 
 // otherAppKeys are server keys other apps document that mean nothing to
 // toolwire (approval lists, gallery metadata, ...): accepted in silence.
@@ -345,6 +348,16 @@ func (sc *ServerConfig) Allowed() []string {
 		for _, n := range list {
 			out = append(out, tool.SafeName(sc.ToolPrefix()+n))
 		}
+	}
+	return out
+}
+
+// Confirmed returns the host-wide names of the tools the configuration
+// says to ask about (confirm).
+func (sc *ServerConfig) Confirmed() []string {
+	out := make([]string, 0, len(sc.Confirm))
+	for _, n := range sc.Confirm {
+		out = append(out, tool.SafeName(sc.ToolPrefix()+n))
 	}
 	return out
 }

@@ -179,7 +179,10 @@ toolwire's own optional keys: include / exclude (tool names; disabledTools
 is read as exclude), prefix (replaces the server name in "server__tool"; ""
 for none), timeout ("30s"; bounds starting the server, its handshake, and
 each call; default 30s to connect and 2m per call), inject (values for
-parameters the host fills, hidden from models), disabled.
+parameters the host fills, hidden from models), disabled, allow (tools an
+agent may run without asking though they may change things; Cline's
+alwaysAllow and autoApprove are read as allow), confirm (tools an agent asks
+about though they say they change nothing).
 
 The file is --config, else $TOOLWIRE_CONFIG, else ~/.config/toolwire/mcp.json
 (os.UserConfigDir). When that does not exist, toolwire uses the first it

@@ -142,16 +142,17 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	if err != nil {
 		return nil, err
 	}
-	allow := o.allow
+	policy := agent.Policy{Allow: o.allow, Approve: approve}
 	if ts.host != nil {
 		for _, sc := range ts.host.Config.Servers {
-			allow = append(allow, sc.Allowed()...)
+			policy.Allow = append(policy.Allow, sc.Allowed()...)
+			policy.Confirm = append(policy.Confirm, sc.Confirmed()...)
 		}
 	}
 	if o.yes {
-		approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
+		policy.Approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
 	}
-	ts.tools.Use(agent.Approval(allow, approve))
+	ts.tools.Use(agent.Approval(policy))
 	return &runSession{toolSession: ts, model: m}, nil
 }
 

@@ -25,6 +25,7 @@ import (
 func toolsets() map[string]func() []tool.Tool {
 	return map[string]func() []tool.Tool{
 		"calc": calc.Tools,
+		"data": nil, // configured by its flags, served when asked for: see dataOptions
 	}
 }
 
@@ -43,6 +44,7 @@ type serveOptions struct {
 	origins  []string
 	hosts    []string
 	verbose  bool
+	data     dataOptions
 }
 
 func newServeCmd() *cobra.Command {
@@ -68,9 +70,16 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
   toolwire serve --http 127.0.0.1:8080
 
   # Only some toolsets
-  toolwire serve --toolset calc`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  toolwire serve --toolset calc
+
+  # Tables on DuckDB (files in the working directory), over stdio
+  toolwire serve data
+
+  # Replicas sharing tables: Parquet files in one directory, handles in Redis
+  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.toolsets = append(o.toolsets, args...) // toolwire serve data
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -80,6 +89,7 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
+	o.data.addFlags(f)
 	return cmd
 }
 
@@ -89,15 +99,27 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
 	}
+	all := toolsets()
 	names := o.toolsets
 	if len(names) == 0 {
-		names = toolsetNames()
+		for _, n := range toolsetNames() {
+			if all[n] != nil { // those that need no flags
+				names = append(names, n)
+			}
+		}
 	}
-	all := toolsets()
 	for _, n := range names {
 		ts, ok := all[n]
 		if !ok {
 			return nil, fmt.Errorf("unknown toolset %q: choose from %s", n, strings.Join(toolsetNames(), ", "))
+		}
+		if n == "data" {
+			tools, err := o.data.open(context.Background())
+			if err != nil {
+				return nil, fmt.Errorf("toolset data: %w", err)
+			}
+			ts = func() []tool.Tool { return tools }
+			srv.Instructions += " Tables from CSV files: load, clean, query and save them; tools pass tables by handle (tbl_…), never their rows."
 		}
 		if err := srv.AddTools(ts()...); err != nil {
 			return nil, fmt.Errorf("toolset %s: %w", n, err)

@@ -161,24 +161,25 @@ func reportProgress(ctx context.Context, msg string) (stop func(done string)) {
 	start := time.Now()
 	_ = mcp.Progress(ctx, 0, 0, msg)
 	quit := make(chan struct{})
-	finished := make(chan struct{})
+	sent := make(chan int)
 	go func() {
-		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		for n := 1; ; n++ {
+		n := 0
+		for {
 			select {
 			case <-quit:
+				sent <- n
 				return
 			case <-tick.C:
+				n++
 				_ = mcp.Progress(ctx, float64(n), 0, fmt.Sprintf("%s: %s", msg, time.Since(start).Round(time.Second)))
 			}
 		}
 	}()
 	return func(done string) {
 		close(quit)
-		<-finished
-		_ = mcp.Progress(ctx, float64(time.Since(start)/time.Second)+1e6, 0, done)
+		_ = mcp.Progress(ctx, float64(<-sent+1), 0, done)
 	}
 }
 

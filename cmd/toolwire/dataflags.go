@@ -1,0 +1,24 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// dataOptions are the flags of the data toolset.
+type dataOptions struct {
+	dirs     []string
+	dataDir  string
+	redis    string
+	ttl      time.Duration
+	maxBytes int64
+}
+
+func (o *dataOptions) addFlags(f *pflag.FlagSet) {
+	f.StringSliceVar(&o.dirs, "allow-dir", nil, "data toolset: directories whose files the tools may read and write (default: the working directory)")
+	f.StringVar(&o.dataDir, "data-dir", "", "data toolset: keep tables as Parquet files in this directory (shared by replicas) instead of in memory")
+	f.StringVar(&o.redis, "redis", "", "data toolset: keep table handles in the Redis server at this address (host:port), shared by replicas; needs --data-dir")
+	f.DurationVar(&o.ttl, "table-ttl", 30*time.Minute, "data toolset: how long a table lives after its last use")
+	f.Int64Var(&o.maxBytes, "max-table-bytes", 1<<30, "data toolset: memory bound of the tables kept in memory, in bytes")
+}

@@ -264,8 +264,8 @@ type ColumnStats struct {
 	Max     *string  `json:"max,omitempty"`
 	Mean    *float64 `json:"mean,omitempty"`
 	Std     *float64 `json:"std,omitempty"`
-	// Distinct is an estimate of the number of distinct values, and Top
-	// the most frequent one, for text columns.
+	// Distinct is the number of distinct values, and Top the most
+	// frequent one, for text columns.
 	Distinct *int64  `json:"distinct,omitempty"`
 	Top      *string `json:"top,omitempty"`
 }
@@ -288,7 +288,7 @@ func numeric(typ string) bool {
 func (t *Toolset) describe() tool.Tool {
 	return makeTool(t, "describe", "Describe a table",
 		"Describes each column of a table: type, count, missing values, min/max, mean and standard deviation for numbers, "+
-			"distinct values (estimated) and the most frequent value for text.",
+			"distinct values and the most frequent value for text.",
 		true, func(ctx context.Context, in tableIn) (Description, error) {
 			return t.describeTable(ctx, in.Table.Value())
 		})
@@ -303,7 +303,7 @@ func (t *Toolset) describeTable(ctx context.Context, tb *Table) (Description, er
 		case numeric(c.Type):
 			exprs = append(exprs, "avg(CAST("+q+" AS DOUBLE))", "stddev_samp(CAST("+q+" AS DOUBLE))", "NULL", "NULL")
 		case c.Type == "VARCHAR":
-			exprs = append(exprs, "NULL", "NULL", "approx_count_distinct("+q+")", "mode("+q+")")
+			exprs = append(exprs, "NULL", "NULL", "count(DISTINCT "+q+")", "mode("+q+")")
 		default:
 			exprs = append(exprs, "NULL", "NULL", "NULL", "NULL")
 		}

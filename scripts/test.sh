@@ -11,3 +11,9 @@ export PATH="$nodebin:$PATH"
 export TOOLWIRE_REQUIRE_NODE=1
 go vet ./...
 go test -race -count=1 "$@" ./...
+# The modules of their own: the data toolset (DuckDB, cgo) and the Redis
+# handle store, whose tests run redis-server.
+./scripts/install-redis.sh
+for m in handle/redisstore toolsets/data; do
+  (cd "$m" && go vet ./... && go test -race -count=1 "$@" ./...)
+done

@@ -170,6 +170,9 @@ func (t *Toolset) lockDown(ctx context.Context) error {
 		}
 	}
 	for _, s := range []string{
+		// Tables live in an in-memory catalog of their own, compressed
+		// as DuckDB compresses tables on disk.
+		"ATTACH ':memory:' AS " + catalog + " (COMPRESS)",
 		"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
@@ -207,7 +210,7 @@ func (t *Toolset) drop(tb *Table) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+ident(tb.Name))
+	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+catalog+"."+ident(tb.Name))
 }
 
 func (t *Toolset) parquetPath(name string) string {
@@ -219,8 +222,11 @@ func (t *Toolset) rel(tb *Table) string {
 	if tb.Parquet {
 		return "read_parquet(" + sqlString(t.parquetPath(tb.Name)) + ")"
 	}
-	return ident(tb.Name)
+	return catalog + "." + ident(tb.Name)
 }
+
+// catalog is the in-memory DuckDB catalog of the tables.
+const catalog = "tables"
 
 // materialize keeps the rows of the SELECT statement sel as a new table
 // (run by q) and returns its handle and summary. A table the store refuses (too
@@ -238,7 +244,7 @@ func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ..
 			_ = os.Remove(tmp)
 			return TableInfo{}, fmt.Errorf("keeping the table in the data directory: %w", err)
 		}
-	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+ident(tb.Name)+" AS "+sel, args...); err != nil {
+	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+t.rel(tb)+" AS "+sel, args...); err != nil {
 		return TableInfo{}, err
 	}
 	info, size, err := t.summarize(ctx, tb)

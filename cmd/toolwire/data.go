@@ -14,7 +14,7 @@ import (
 // openData opens the data toolset (DuckDB, linked with cgo) with its
 // flags.
 func (o dataOptions) open(ctx context.Context) ([]tool.Tool, error) {
-	cfg := data.Config{Dirs: o.dirs, DataDir: o.dataDir, TTL: o.ttl, MaxBytes: o.maxBytes}
+	cfg := data.Config{Dirs: o.dirs, DataDir: o.dataDir, TTL: o.ttl, MaxBytes: o.maxBytes, MemoryLimit: o.memory}
 	if o.redis != "" {
 		if o.dataDir == "" {
 			return nil, fmt.Errorf("--redis needs --data-dir: replicas share tables as Parquet files in a directory they all reach")

@@ -13,6 +13,7 @@ type dataOptions struct {
 	redis    string
 	ttl      time.Duration
 	maxBytes int64
+	memory   int64
 }
 
 func (o *dataOptions) addFlags(f *pflag.FlagSet) {
@@ -20,5 +21,6 @@ func (o *dataOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.dataDir, "data-dir", "", "data toolset: keep tables as Parquet files in this directory (shared by replicas) instead of in memory")
 	f.StringVar(&o.redis, "redis", "", "data toolset: keep table handles in the Redis server at this address (host:port), shared by replicas; needs --data-dir")
 	f.DurationVar(&o.ttl, "table-ttl", 30*time.Minute, "data toolset: how long a table lives after its last use")
-	f.Int64Var(&o.maxBytes, "max-table-bytes", 1<<30, "data toolset: memory bound of the tables kept in memory, in bytes")
+	f.Int64Var(&o.maxBytes, "max-table-bytes", 8<<30, "data toolset: bound of the tables kept (estimated size uncompressed), in bytes; the least recently used go first")
+	f.Int64Var(&o.memory, "memory-limit", 1<<30, "data toolset: bound of DuckDB's memory, in bytes; tables beyond it spill to a temporary directory")
 }

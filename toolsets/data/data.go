@@ -51,15 +51,23 @@ type Config struct {
 	// TTL is how long an unused table lives, for the default store; zero
 	// means handle.DefaultTTL.
 	TTL time.Duration
-	// MaxBytes bounds the tables kept in memory, for the default store;
-	// zero means DefaultMaxBytes. A table larger than the whole bound is
-	// refused; others make room by dropping the least recently used.
+	// MaxBytes bounds the tables kept, by their estimated size in memory
+	// uncompressed, for the default store; zero means DefaultMaxBytes. A
+	// table larger than the whole bound is refused; others make room by
+	// dropping the least recently used.
 	MaxBytes int64
+	// MemoryLimit bounds the memory DuckDB uses; zero means
+	// DefaultMemoryLimit. Tables beyond it spill to a temporary
+	// directory, removed by Close.
+	MemoryLimit int64
 }
 
-// DefaultMaxBytes is the default memory bound of the tables a toolset
-// keeps: 1 GiB.
-const DefaultMaxBytes = 1 << 30
+// DefaultMaxBytes is the default bound of the tables a toolset keeps:
+// 8 GiB, estimated uncompressed.
+const DefaultMaxBytes = 8 << 30
+
+// DefaultMemoryLimit is the default bound of DuckDB's memory: 1 GiB.
+const DefaultMemoryLimit = 1 << 30
 
 // Table is a table behind a tbl_ handle: a DuckDB table, or a Parquet
 // file in the data directory.
@@ -91,6 +99,7 @@ type Toolset struct {
 	store   handle.Store
 	dirs    []string // absolute, symlinks resolved
 	dataDir string   // absolute, symlinks resolved; "" for tables in memory
+	tmpDir  string   // where DuckDB spills, removed by Close
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -120,18 +129,28 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 		t.dataDir = real
 	}
+	tmp, err := os.MkdirTemp("", "toolwire-data-")
+	if err != nil {
+		return nil, fmt.Errorf("data: a temporary directory for DuckDB: %w", err)
+	}
+	t.tmpDir = tmp
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("data: opening DuckDB: %w", err)
 	}
 	t.db = db
-	if err := t.lockDown(ctx); err != nil {
-		db.Close()
+	limit := cfg.MemoryLimit
+	if limit == 0 {
+		limit = DefaultMemoryLimit
+	}
+	if err := t.lockDown(ctx, limit); err != nil {
+		t.Close()
 		return nil, err
 	}
 	t.store = cfg.Store
 	if t.store != nil && t.dataDir == "" {
-		db.Close()
+		t.Close()
 		return nil, errors.New("data: a shared handle store needs a data directory (DataDir) for the tables")
 	}
 	if t.store == nil {
@@ -162,9 +181,9 @@ func realDir(d string) (string, error) {
 
 // lockDown applies DuckDB's own safeguards: files only in the allowed
 // directories, nothing else from outside, and the configuration locked.
-func (t *Toolset) lockDown(ctx context.Context) error {
-	allowed := make([]string, 0, len(t.dirs)+1)
-	for _, d := range append(append([]string(nil), t.dirs...), t.dataDir) {
+func (t *Toolset) lockDown(ctx context.Context, memoryLimit int64) error {
+	allowed := make([]string, 0, len(t.dirs)+2)
+	for _, d := range append(append([]string(nil), t.dirs...), t.dataDir, t.tmpDir) {
 		if d != "" {
 			allowed = append(allowed, sqlString(strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)))
 		}
@@ -173,6 +192,8 @@ func (t *Toolset) lockDown(ctx context.Context) error {
 		// Tables live in an in-memory catalog of their own, compressed
 		// as DuckDB compresses tables on disk.
 		"ATTACH ':memory:' AS " + catalog + " (COMPRESS)",
+		fmt.Sprintf("SET memory_limit = '%dMiB'", max(memoryLimit>>20, 1)),
+		"SET temp_directory = " + sqlString(t.tmpDir),
 		"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
@@ -188,7 +209,13 @@ func (t *Toolset) lockDown(ctx context.Context) error {
 
 // Close closes the database. Tables kept in memory are gone; Parquet
 // files in the data directory stay for the other replicas.
-func (t *Toolset) Close() error { return t.db.Close() }
+func (t *Toolset) Close() error {
+	err := t.db.Close()
+	if rerr := os.RemoveAll(t.tmpDir); err == nil {
+		err = rerr
+	}
+	return err
+}
 
 // Store returns the store of the toolset's table handles.
 func (t *Toolset) Store() handle.Store { return t.store }

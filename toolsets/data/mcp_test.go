@@ -254,3 +254,45 @@ func TestReplicas(t *testing.T) {
 	rds.Restart()
 	mustTool(t, a2, "head", map[string]any{"table": clean})
 }
+
+// TestTwoClientsOneServer: on one `toolwire serve data --http` server, a
+// table belongs to the client that loaded it, whether clients speak the
+// legacy protocol (a session each) or 2026-07-28 (credentials each): no
+// other client reads, describes or releases it, and to them its handle
+// reads exactly like one that never existed.
+func TestTwoClientsOneServer(t *testing.T) {
+	work := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(work, "sales.csv"), []byte(sales), 0o644))
+	s := startServer(t, work)
+	legacy := func(token string) *mcp.ClientSession {
+		c := &mcp.Client{Info: mcp.Implementation{Name: "legacy", Version: "1"}, ProtocolVersion: "2025-06-18"}
+		cs, err := c.Connect(context.Background(), &mcp.HTTPTransport{URL: s.url, Header: http.Header{"Authorization": {"Bearer " + token}}})
+		must(t, err)
+		t.Cleanup(func() { cs.Close() })
+		if cs.ProtocolVersion() != "2025-06-18" {
+			t.Fatalf("legacy client got %s", cs.ProtocolVersion())
+		}
+		return cs
+	}
+	for _, c := range []struct {
+		name string
+		a, b *mcp.ClientSession
+	}{
+		{"legacy sessions", legacy("same"), legacy("same")}, // one token, two sessions: still two callers
+		{"2026-07-28 requests", connect(t, s.url, "alice"), connect(t, s.url, "bob")},
+		{"legacy and 2026-07-28", legacy("alice"), connect(t, s.url, "alice")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, _ := tableOf(t, mustTool(t, c.a, "load_csv", map[string]any{"path": "sales.csv"}))
+			unknown := "tbl_" + strings.Repeat("A", 22)
+			for _, tool := range []string{"head", "describe", "release"} {
+				got, isErr := callTool(t, c.b, tool, map[string]any{"table": h})
+				never, _ := callTool(t, c.b, tool, map[string]any{"table": unknown})
+				if !isErr || strings.ReplaceAll(got, h, unknown) != never {
+					t.Errorf("B's %s on A's table: %q (on a handle that never existed: %q)", tool, got, never)
+				}
+			}
+			mustTool(t, c.a, "describe", map[string]any{"table": h})
+		})
+	}
+}

@@ -25,8 +25,9 @@ import (
 func main() {
 	csvPath := flag.String("csv", "sales.csv", "the CSV file")
 	genBytes := flag.Int64("generate-bytes", 0, "when the file is missing, first generate a sales table of about this size")
+	memory := flag.Int64("memory-limit", data.DefaultMemoryLimit, "DuckDB's memory bound, in bytes")
 	flag.Parse()
-	if err := run(*csvPath, *genBytes); err != nil {
+	if err := run(*csvPath, *genBytes, *memory); err != nil {
 		fmt.Fprintln(os.Stderr, "databench:", err)
 		os.Exit(1)
 	}
@@ -35,7 +36,7 @@ func main() {
 // bytesPerRow is about the size of a generated row.
 const bytesPerRow = 44
 
-func run(path string, genBytes int64) error {
+func run(path string, genBytes, memory int64) error {
 	if _, err := os.Stat(path); os.IsNotExist(err) && genBytes > 0 {
 		start := time.Now()
 		f, err := os.Create(path)
@@ -63,7 +64,7 @@ func run(path string, genBytes int64) error {
 		return err
 	}
 	ctx := tool.WithCaller(context.Background(), tool.Caller{ID: "bench"})
-	ts, err := data.Open(ctx, data.Config{Dirs: []string{filepath.Dir(abs)}, MaxBytes: 1 << 40})
+	ts, err := data.Open(ctx, data.Config{Dirs: []string{filepath.Dir(abs)}, MaxBytes: 1 << 40, MemoryLimit: memory})
 	if err != nil {
 		return err
 	}
@@ -92,6 +93,7 @@ func run(path string, genBytes int64) error {
 		return err
 	}
 	mb := float64(fi.Size()) / 1e6
+	fmt.Printf("memory limit  %8d MiB\n", memory>>20)
 	fmt.Printf("load_csv      %8.2f s  %7.1f MB/s  (%.0f MB)\n", dLoad.Seconds(), mb/dLoad.Seconds(), mb)
 	text, dDrop, err := call("drop_missing", map[string]any{"table": table(text)})
 	if err != nil {

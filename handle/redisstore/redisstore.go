@@ -5,7 +5,7 @@
 //
 // Each entry is a Redis hash (owner, value as JSON, size) under
 // Prefix+handle that expires after the store's TTL; resolving it renews
-// the expiry in the same round trip. Values must encode as JSON: Resolve
+// the expiry in the same command (a script: one round trip). Values must encode as JSON: Resolve
 // decodes them into the handle's type. Redis's own memory policy bounds
 // memory (maxmemory with volatile-lru drops the least recently used
 // handles, which then read as expired).
@@ -78,27 +78,29 @@ func (s *Store) Put(ctx context.Context, e handle.Entry) error {
 	return nil
 }
 
+// get returns the value and size of a key that belongs to the owner,
+// renewing its lifetime, and nothing for a key that does not: one
+// command, so one round trip, and another owner's key is left as it was.
+var get = redis.NewScript(`local v = redis.call('HMGET', KEYS[1], 'owner', 'value', 'size')
+if v[1] ~= ARGV[1] then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {v[2], v[3]}`)
+
 // Get returns owner's entry id, its value a json.RawMessage, and renews
-// its lifetime: one round trip.
+// its lifetime.
 func (s *Store) Get(ctx context.Context, owner, id string) (handle.Entry, error) {
-	k := s.key(id)
-	var get *redis.SliceCmd
-	_, err := s.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.HMGet(ctx, k, "owner", "value", "size")
-		p.PExpire(ctx, k, s.TTL())
-		return nil
-	})
+	vals, err := get.Run(ctx, s.Client, []string{s.key(id)}, owner, s.TTL().Milliseconds()).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return handle.Entry{}, fmt.Errorf("%s: %w", id, handle.ErrExpired)
+	}
 	if err != nil {
 		return handle.Entry{}, unavailable(err)
 	}
-	vals := get.Val()
-	o, ok1 := vals[0].(string)
-	v, ok2 := vals[1].(string)
-	if !ok1 || !ok2 || o != owner {
-		return handle.Entry{}, fmt.Errorf("%s: %w", id, handle.ErrExpired)
+	if len(vals) != 2 {
+		return handle.Entry{}, fmt.Errorf("redisstore: %s: unexpected reply %q", id, vals)
 	}
-	size, _ := strconv.ParseInt(fmt.Sprint(vals[2]), 10, 64)
-	return handle.Entry{ID: id, Owner: o, Value: json.RawMessage(v), Size: size}, nil
+	size, _ := strconv.ParseInt(vals[1], 10, 64)
+	return handle.Entry{ID: id, Owner: owner, Value: json.RawMessage(vals[0]), Size: size}, nil
 }
 
 // release deletes a key when it belongs to the owner, atomically.

@@ -167,3 +167,17 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundTrip is one PING to the same Redis: the round trip a
+// resolution should not exceed by much.
+func BenchmarkRoundTrip(b *testing.B) {
+	srv := testredis.Start(b)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		if err := c.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

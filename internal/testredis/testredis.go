@@ -57,7 +57,7 @@ func Start(t testing.TB) *Server {
 func (s *Server) start() {
 	s.t.Helper()
 	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes")
+		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--protected-mode", "yes")
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}

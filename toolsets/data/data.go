@@ -244,9 +244,12 @@ func (t *Toolset) parquetPath(name string) string {
 	return filepath.Join(t.dataDir, name+".parquet")
 }
 
-// rel is the SQL relation of a table.
+// rel is the SQL relation of a table. Using a Parquet table marks its
+// file used now, for sweep.
 func (t *Toolset) rel(tb *Table) string {
 	if tb.Parquet {
+		now := time.Now()
+		_ = os.Chtimes(t.parquetPath(tb.Name), now, now) // a missing file fails the query itself
 		return "read_parquet(" + sqlString(t.parquetPath(tb.Name)) + ")"
 	}
 	return catalog + "." + ident(tb.Name)
@@ -255,12 +258,29 @@ func (t *Toolset) rel(tb *Table) string {
 // catalog is the in-memory DuckDB catalog of the tables.
 const catalog = "tables"
 
+// sweep removes the Parquet tables of the data directory that no replica
+// used for twice the handles' lifetime: their handles expired in the
+// shared store, which tells no one.
+func (t *Toolset) sweep() {
+	files, err := filepath.Glob(filepath.Join(t.dataDir, "t_*.parquet"))
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-2 * t.store.TTL())
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(f)
+		}
+	}
+}
+
 // materialize keeps the rows of the SELECT statement sel as a new table
 // (run by q) and returns its handle and summary. A table the store refuses (too
 // large) is dropped again: nothing is left half-stored.
 func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ...any) (TableInfo, error) {
 	tb := &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
 	if tb.Parquet {
+		t.sweep()
 		final := t.parquetPath(tb.Name)
 		tmp := final + ".tmp"
 		if _, err := q.ExecContext(ctx, "COPY ("+sel+") TO "+sqlString(tmp)+" (FORMAT parquet)", args...); err != nil {

@@ -192,6 +192,21 @@ func TestSharedDataDir(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(dataDir, "*.parquet")); len(files) != 1 {
 		t.Fatalf("after release the data directory holds %v", files)
 	}
+	// A table nobody used for twice the lifetime is swept when the next
+	// one is made; one in use stays, however old its file.
+	files, _ = filepath.Glob(filepath.Join(dataDir, "*.parquet"))
+	b, err := os.ReadFile(files[0])
+	must(t, err)
+	stray := filepath.Join(dataDir, "t_stray.parquet")
+	must(t, os.WriteFile(stray, b, 0o644))
+	old := time.Now().Add(-3 * store.TTL())
+	must(t, os.Chtimes(stray, old, old))
+	must(t, os.Chtimes(files[0], old, old))
+	e2.must("filter", map[string]any{"table": h, "column": "units", "op": "not_missing"})
+	if _, err := os.Stat(stray); err == nil {
+		t.Fatal("an unused table was not swept")
+	}
+	e2.must("head", map[string]any{"table": h})
 	if _, err := Open(context.Background(), Config{Store: store}); err == nil || !strings.Contains(err.Error(), "needs a data directory") {
 		t.Fatalf("a shared store without a data directory: %v", err)
 	}

@@ -11,8 +11,7 @@ import (
 	"github.com/toolwire/toolwire/toolsets/data"
 )
 
-// openData opens the data toolset (DuckDB, linked with cgo) with its
-// flags.
+// open opens the data toolset (DuckDB, linked with cgo) with its flags.
 func (o dataOptions) open(ctx context.Context) ([]tool.Tool, error) {
 	cfg := data.Config{Dirs: o.dirs, DataDir: o.dataDir, TTL: o.ttl, MaxBytes: o.maxBytes, MemoryLimit: o.memory}
 	if o.redis != "" {

@@ -217,9 +217,6 @@ func (t *Toolset) Close() error {
 	return err
 }
 
-// Store returns the store of the toolset's table handles.
-func (t *Toolset) Store() handle.Store { return t.store }
-
 // dropEntry drops the data of a table whose handle the store dropped.
 func (t *Toolset) dropEntry(e handle.Entry) {
 	tb, ok := e.Value.(*Table)

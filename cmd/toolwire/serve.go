@@ -85,7 +85,7 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
-	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve (default: all): "+strings.Join(toolsetNames(), ", "))
+	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: all but data): "+strings.Join(toolsetNames(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")

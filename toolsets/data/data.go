@@ -66,8 +66,8 @@ type Config struct {
 // 8 GiB, estimated uncompressed.
 const DefaultMaxBytes = 8 << 30
 
-// DefaultMemoryLimit is the default bound of DuckDB's memory: 1 GiB.
-const DefaultMemoryLimit = 1 << 30
+// DefaultMemoryLimit is the default bound of DuckDB's memory: 512 MiB.
+const DefaultMemoryLimit = 512 << 20
 
 // Table is a table behind a tbl_ handle: a DuckDB table, or a Parquet
 // file in the data directory.

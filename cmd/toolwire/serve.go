@@ -25,7 +25,6 @@ import (
 func toolsets() map[string]func() []tool.Tool {
 	return map[string]func() []tool.Tool{
 		"calc": calc.Tools,
-		"data": nil, // configured by its flags, served when asked for: see dataOptions
 	}
 }
 
@@ -61,7 +60,7 @@ the server itself; logs go to stderr. With --http it listens for Streamable
 HTTP at /mcp (and the deprecated HTTP+SSE transport at /sse for old clients),
 on 127.0.0.1 unless you name another address.
 
-Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
+Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB, served when named).`,
 		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
   #   "toolwire": {"command": "toolwire", "args": ["serve"]}
   toolwire serve
@@ -85,7 +84,7 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
-	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: all but data): "+strings.Join(toolsetNames(), ", "))
+	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: all but data): data, "+strings.Join(toolsetNames(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
@@ -99,27 +98,23 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
 	}
-	all := toolsets()
 	names := o.toolsets
 	if len(names) == 0 {
-		for _, n := range toolsetNames() {
-			if all[n] != nil { // those that need no flags
-				names = append(names, n)
-			}
-		}
+		names = toolsetNames()
 	}
+	all := toolsets()
 	for _, n := range names {
 		ts, ok := all[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown toolset %q: choose from %s", n, strings.Join(toolsetNames(), ", "))
-		}
-		if n == "data" {
+		if n == "data" { // configured by its flags (dataOptions), served when named
 			tools, err := o.data.open(context.Background())
 			if err != nil {
 				return nil, fmt.Errorf("toolset data: %w", err)
 			}
-			ts = func() []tool.Tool { return tools }
+			ts, ok = func() []tool.Tool { return tools }, true
 			srv.Instructions += " Tables from CSV files: load, clean, query and save them; tools pass tables by handle (tbl_…), never their rows."
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown toolset %q: choose from data, %s", n, strings.Join(toolsetNames(), ", "))
 		}
 		if err := srv.AddTools(ts()...); err != nil {
 			return nil, fmt.Errorf("toolset %s: %w", n, err)

@@ -16,3 +16,9 @@ go vet ./...
 count=()
 if [ "${CI:-}" = true ]; then count=(-count=1); fi
 go test -race ${count[@]+"${count[@]}"} "$@" ./...
+# The modules of their own: the data toolset (DuckDB, cgo) and the Redis
+# handle store, whose tests run redis-server.
+./scripts/install-redis.sh
+for m in handle/redisstore toolsets/data; do
+  (cd "$m" && go vet ./... && go test -race ${count[@]+"${count[@]}"} "$@" ./...)
+done

@@ -40,6 +40,7 @@ type serveOptions struct {
 	hosts     []string
 	verbose   bool
 	logFormat string
+	data      dataOptions
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -60,7 +61,7 @@ With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
 tool_error, error with code); --log-format json writes JSON lines instead.
 
-Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
+Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB, served when named).`,
 		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
   #   "toolwire": {"command": "toolwire", "args": ["serve"]}
   toolwire serve
@@ -69,22 +70,30 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `.`,
   toolwire serve --http 127.0.0.1:8080
 
   # Only some toolsets
-  toolwire serve --toolset calc`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  toolwire serve --toolset calc
+
+  # Tables on DuckDB (files in the working directory), over stdio
+  toolwire serve data
+
+  # Replicas sharing tables: Parquet files in one directory, handles in Redis
+  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.verbose = g.verbose
 			if o.logFormat != "text" && o.logFormat != "json" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
 			}
+			o.toolsets = append(o.toolsets, args...) // toolwire serve data
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
-	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve (default: all): "+strings.Join(toolsetNames(), ", "))
+	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: all but data): data, "+strings.Join(toolsetNames(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.StringVar(&o.logFormat, "log-format", "text", "format of the log on stderr: text (key=value) or json")
+	o.data.addFlags(f)
 	return cmd
 }
 
@@ -104,8 +113,16 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 	all := toolsets()
 	for _, n := range names {
 		ts, ok := all[n]
+		if n == "data" { // configured by its flags (dataOptions), served when named
+			tools, err := o.data.open(context.Background())
+			if err != nil {
+				return nil, fmt.Errorf("toolset data: %w", err)
+			}
+			ts, ok = func() []tool.Tool { return tools }, true
+			srv.Instructions += " Tables from CSV files: load, clean, query and save them; tools pass tables by handle (tbl_…), never their rows."
+		}
 		if !ok {
-			return nil, fmt.Errorf("unknown toolset %q: choose from %s", n, strings.Join(toolsetNames(), ", "))
+			return nil, fmt.Errorf("unknown toolset %q: choose from data, %s", n, strings.Join(toolsetNames(), ", "))
 		}
 		if err := srv.AddTools(ts()...); err != nil {
 			return nil, fmt.Errorf("toolset %s: %w", n, err)

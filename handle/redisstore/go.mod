@@ -1,0 +1,18 @@
+module github.com/toolwire/toolwire/handle/redisstore
+
+go 1.26.0
+
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/toolwire/toolwire v0.0.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.33.0 // indirect
+)
+
+replace github.com/toolwire/toolwire => ../..

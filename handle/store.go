@@ -1,0 +1,184 @@
+package handle
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Entry is a value kept behind a handle.
+type Entry struct {
+	// ID is the handle.
+	ID string
+	// Owner is the caller the value belongs to (tool.Caller.ID); only
+	// that caller resolves or releases it.
+	Owner string
+	// Value is the value. A store that keeps values out of process
+	// (Redis) stores its JSON encoding and returns a json.RawMessage;
+	// Resolve decodes it.
+	Value any
+	// Size is what the value costs the store's memory bound, in bytes.
+	Size int64
+}
+
+// Store keeps entries behind handles. Get and Release answer ErrExpired
+// (wrapped) for an entry that is not there for the owner — expired,
+// evicted, released, never stored, or another owner's — alike, and
+// ErrUnavailable (wrapped) when the store cannot be reached.
+type Store interface {
+	// Put stores e, first dropping the least recently used entries
+	// the memory bound needs to make room; a value larger than the
+	// whole bound is ErrTooLarge and nothing is stored.
+	Put(ctx context.Context, e Entry) error
+	// Get returns owner's entry id and marks it used now, restarting
+	// its lifetime.
+	Get(ctx context.Context, owner, id string) (Entry, error)
+	// Release drops owner's entry id.
+	Release(ctx context.Context, owner, id string) error
+	// TTL is how long an entry lives after its last use.
+	TTL() time.Duration
+}
+
+// DefaultTTL is the lifetime of an entry after its last use when a store
+// sets none.
+const DefaultTTL = 30 * time.Minute
+
+// Memory is a Store in process memory. Its zero value is ready to use,
+// with DefaultTTL and no memory bound. It is safe for concurrent use.
+type Memory struct {
+	// Lifetime is how long an entry lives after its last use; zero means
+	// DefaultTTL.
+	Lifetime time.Duration
+	// MaxBytes bounds the sum of the entries' sizes; zero means no bound.
+	MaxBytes int64
+	// Now tells the time; nil means time.Now. Tests set it to move time.
+	Now func() time.Time
+	// OnDrop, when set, is called with each entry the store drops:
+	// expired, evicted, released. It runs after the store's lock is
+	// released, so it may take its time (drop a DuckDB table).
+	OnDrop func(Entry)
+
+	mu    sync.Mutex
+	byID  map[string]*list.Element // of *memEntry
+	lru   list.List                // front: most recently used
+	bytes int64
+}
+
+type memEntry struct {
+	Entry
+	used time.Time
+}
+
+// TTL returns the lifetime of an entry after its last use.
+func (m *Memory) TTL() time.Duration {
+	if m.Lifetime > 0 {
+		return m.Lifetime
+	}
+	return DefaultTTL
+}
+
+func (m *Memory) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// Put stores e.
+func (m *Memory) Put(_ context.Context, e Entry) error {
+	if m.MaxBytes > 0 && e.Size > m.MaxBytes {
+		return fmt.Errorf("%w: %d bytes, bound %d bytes", ErrTooLarge, e.Size, m.MaxBytes)
+	}
+	now := m.now()
+	m.mu.Lock()
+	if m.byID == nil {
+		m.byID = map[string]*list.Element{}
+	}
+	dropped := m.expireLocked(now, nil)
+	if old, ok := m.byID[e.ID]; ok {
+		dropped = append(dropped, m.removeLocked(old))
+	}
+	for m.MaxBytes > 0 && m.bytes+e.Size > m.MaxBytes {
+		dropped = append(dropped, m.removeLocked(m.lru.Back()))
+	}
+	m.byID[e.ID] = m.lru.PushFront(&memEntry{Entry: e, used: now})
+	m.bytes += e.Size
+	m.mu.Unlock()
+	m.drop(dropped)
+	return nil
+}
+
+// Get returns owner's entry id.
+func (m *Memory) Get(_ context.Context, owner, id string) (Entry, error) {
+	now := m.now()
+	m.mu.Lock()
+	el, ok := m.byID[id]
+	if !ok || el.Value.(*memEntry).Owner != owner {
+		m.mu.Unlock()
+		return Entry{}, fmt.Errorf("%s: %w", id, ErrExpired)
+	}
+	me := el.Value.(*memEntry)
+	if now.Sub(me.used) >= m.TTL() {
+		dropped := m.expireLocked(now, nil)
+		m.mu.Unlock()
+		m.drop(dropped)
+		return Entry{}, fmt.Errorf("%s: %w", id, ErrExpired)
+	}
+	me.used = now
+	m.lru.MoveToFront(el)
+	e := me.Entry
+	m.mu.Unlock()
+	return e, nil
+}
+
+// Release drops owner's entry id.
+func (m *Memory) Release(_ context.Context, owner, id string) error {
+	now := m.now()
+	m.mu.Lock()
+	el, ok := m.byID[id]
+	if !ok || el.Value.(*memEntry).Owner != owner || now.Sub(el.Value.(*memEntry).used) >= m.TTL() {
+		dropped := m.expireLocked(now, nil)
+		m.mu.Unlock()
+		m.drop(dropped)
+		return fmt.Errorf("%s: %w", id, ErrExpired)
+	}
+	dropped := []Entry{m.removeLocked(el)}
+	m.mu.Unlock()
+	m.drop(dropped)
+	return nil
+}
+
+// Len returns the number of entries held, expired ones included until
+// the store notices them.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byID)
+}
+
+// expireLocked removes the entries unused for TTL, which sit at the back.
+func (m *Memory) expireLocked(now time.Time, dropped []Entry) []Entry {
+	ttl := m.TTL()
+	for el := m.lru.Back(); el != nil && now.Sub(el.Value.(*memEntry).used) >= ttl; el = m.lru.Back() {
+		dropped = append(dropped, m.removeLocked(el))
+	}
+	return dropped
+}
+
+func (m *Memory) removeLocked(el *list.Element) Entry {
+	me := m.lru.Remove(el).(*memEntry)
+	delete(m.byID, me.ID)
+	m.bytes -= me.Size
+	return me.Entry
+}
+
+func (m *Memory) drop(entries []Entry) {
+	if m.OnDrop == nil {
+		return
+	}
+	for _, e := range entries {
+		m.OnDrop(e)
+	}
+}

@@ -1,0 +1,427 @@
+// Package data is the built-in toolset for tabular data on DuckDB: load a
+// CSV file, look at it, clean, filter, reshape and query it, save it as
+// CSV or Parquet. Tables stay on the server behind handles (package
+// handle): a model passes "tbl_…" strings from tool to tool and reads
+// short summaries, never the rows, unless it asks for some (head).
+//
+// File access is confined to the directories the toolset is given, and
+// the SQL a model writes (query) runs over the tables it names and nothing
+// else: DuckDB itself refuses file and network access, extension
+// installs and configuration changes.
+//
+// With a DataDir, tables are Parquet files there instead of DuckDB
+// tables in memory, so that several server replicas sharing the directory
+// and a handle store (Redis) serve each other's tables.
+package data
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
+
+	"github.com/toolwire/toolwire/handle"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// Config configures a toolset. The zero value serves the working
+// directory, keeps tables in memory with a bound of DefaultMaxBytes, and
+// lets them live handle.DefaultTTL after last use.
+type Config struct {
+	// Dirs are the directories whose files the tools may read and write
+	// (and their subdirectories); empty means the working directory.
+	// Relative paths a model passes are taken from the first one.
+	Dirs []string
+	// DataDir, when set, keeps tables as Parquet files in this directory
+	// instead of in memory: replicas that share it and Store serve each
+	// other's tables.
+	DataDir string
+	// Store keeps the table handles. Nil means an in-memory store with
+	// TTL and MaxBytes, which drops a table's data when its handle goes.
+	// A store of its own (Redis, shared by replicas) needs DataDir.
+	Store handle.Store
+	// TTL is how long an unused table lives, for the default store; zero
+	// means handle.DefaultTTL.
+	TTL time.Duration
+	// MaxBytes bounds the tables kept, by their estimated size in memory
+	// uncompressed, for the default store; zero means DefaultMaxBytes. A
+	// table larger than the whole bound is refused; others make room by
+	// dropping the least recently used.
+	MaxBytes int64
+	// MemoryLimit bounds the memory DuckDB uses; zero means
+	// DefaultMemoryLimit. Tables beyond it spill to a temporary
+	// directory, removed by Close.
+	MemoryLimit int64
+}
+
+// DefaultMaxBytes is the default bound of the tables a toolset keeps:
+// 8 GiB, estimated uncompressed.
+const DefaultMaxBytes = 8 << 30
+
+// DefaultMemoryLimit is the default bound of DuckDB's memory: 512 MiB.
+const DefaultMemoryLimit = 512 << 20
+
+// Table is a table behind a tbl_ handle: a DuckDB table, or a Parquet
+// file in the data directory.
+type Table struct {
+	// Name names the DuckDB table or, with Parquet set, the file
+	// (Name + ".parquet" in the data directory).
+	Name    string `json:"name"`
+	Parquet bool   `json:"parquet,omitempty"`
+	// Rows is the number of rows.
+	Rows int64 `json:"rows"`
+	// Columns are the table's columns, in order.
+	Columns []Column `json:"columns"`
+}
+
+// Column is a column of a table.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// HandleKind names table handles: tbl_….
+func (*Table) HandleKind() handle.Kind {
+	return handle.Kind{Prefix: "tbl", Noun: "table", Again: "load the file again (load_csv)"}
+}
+
+// Toolset is the data tools over one DuckDB database. Close it when done.
+type Toolset struct {
+	db      *sql.DB
+	store   handle.Store
+	dirs    []string // absolute, symlinks resolved
+	dataDir string   // absolute, symlinks resolved; "" for tables in memory
+	tmpDir  string   // where DuckDB spills, removed by Close
+}
+
+// Open opens a toolset: an in-memory DuckDB database locked down to the
+// allowed directories (and the data directory), with no network access,
+// no extension installs and no configuration changes after this.
+func Open(ctx context.Context, cfg Config) (*Toolset, error) {
+	dirs := cfg.Dirs
+	if len(dirs) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("data: the working directory: %w", err)
+		}
+		dirs = []string{wd}
+	}
+	t := &Toolset{}
+	for _, d := range dirs {
+		real, err := realDir(d)
+		if err != nil {
+			return nil, fmt.Errorf("data: allowed directory: %w", err)
+		}
+		t.dirs = append(t.dirs, real)
+	}
+	if cfg.DataDir != "" {
+		real, err := realDir(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data: data directory: %w", err)
+		}
+		t.dataDir = real
+	}
+	tmp, err := os.MkdirTemp("", "toolwire-data-")
+	if err != nil {
+		return nil, fmt.Errorf("data: a temporary directory for DuckDB: %w", err)
+	}
+	t.tmpDir = tmp
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("data: opening DuckDB: %w", err)
+	}
+	t.db = db
+	limit := cfg.MemoryLimit
+	if limit == 0 {
+		limit = DefaultMemoryLimit
+	}
+	if err := t.lockDown(ctx, limit); err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.store = cfg.Store
+	if t.store != nil && t.dataDir == "" {
+		t.Close()
+		return nil, errors.New("data: a shared handle store needs a data directory (DataDir) for the tables")
+	}
+	if t.store == nil {
+		max := cfg.MaxBytes
+		if max == 0 {
+			max = DefaultMaxBytes
+		}
+		t.store = &handle.Memory{Lifetime: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
+	}
+	return t, nil
+}
+
+// realDir returns d absolute with symlinks resolved, and checks that it
+// is a directory.
+func realDir(d string) (string, error) {
+	abs, err := filepath.Abs(d)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", d, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", d)
+	}
+	return abs, nil
+}
+
+// lockDown applies DuckDB's own safeguards: files only in the allowed
+// directories, nothing else from outside, and the configuration locked.
+func (t *Toolset) lockDown(ctx context.Context, memoryLimit int64) error {
+	allowed := make([]string, 0, len(t.dirs)+2)
+	for _, d := range append(append([]string(nil), t.dirs...), t.dataDir, t.tmpDir) {
+		if d != "" {
+			allowed = append(allowed, sqlString(strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)))
+		}
+	}
+	for _, s := range []string{
+		// Tables live in an in-memory catalog of their own, compressed
+		// as DuckDB compresses tables on disk.
+		"ATTACH ':memory:' AS " + catalog + " (COMPRESS)",
+		fmt.Sprintf("SET memory_limit = '%dMiB'", max(memoryLimit>>20, 1)),
+		"SET temp_directory = " + sqlString(t.tmpDir),
+		"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]",
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	} {
+		if _, err := t.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("data: configuring DuckDB (%s): %w", s, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the database. Tables kept in memory are gone; Parquet
+// files in the data directory stay for the other replicas.
+func (t *Toolset) Close() error {
+	err := t.db.Close()
+	if rerr := os.RemoveAll(t.tmpDir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// dropEntry drops the data of a table whose handle the store dropped.
+func (t *Toolset) dropEntry(e handle.Entry) {
+	tb, ok := e.Value.(*Table)
+	if !ok {
+		return
+	}
+	t.drop(tb)
+}
+
+// drop removes a table's data.
+func (t *Toolset) drop(tb *Table) {
+	if tb.Parquet {
+		_ = os.Remove(t.parquetPath(tb.Name))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+catalog+"."+ident(tb.Name))
+}
+
+func (t *Toolset) parquetPath(name string) string {
+	return filepath.Join(t.dataDir, name+".parquet")
+}
+
+// rel is the SQL relation of a table. Using a Parquet table marks its
+// file used now, for sweep.
+func (t *Toolset) rel(tb *Table) string {
+	if tb.Parquet {
+		now := time.Now()
+		_ = os.Chtimes(t.parquetPath(tb.Name), now, now) // a missing file fails the query itself
+		return "read_parquet(" + sqlString(t.parquetPath(tb.Name)) + ")"
+	}
+	return catalog + "." + ident(tb.Name)
+}
+
+// catalog is the in-memory DuckDB catalog of the tables.
+const catalog = "tables"
+
+// sweep removes the Parquet tables of the data directory that no replica
+// used for twice the handles' lifetime: their handles expired in the
+// shared store, which tells no one.
+func (t *Toolset) sweep() {
+	files, err := filepath.Glob(filepath.Join(t.dataDir, "t_*.parquet"))
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-2 * t.store.TTL())
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(f)
+		}
+	}
+}
+
+// materialize keeps the rows of the SELECT statement sel as a new table
+// (run by q) and returns its handle and summary. A table the store refuses (too
+// large) is dropped again: nothing is left half-stored.
+func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ...any) (TableInfo, error) {
+	tb := &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
+	if tb.Parquet {
+		t.sweep()
+		final := t.parquetPath(tb.Name)
+		tmp := final + ".tmp"
+		if _, err := q.ExecContext(ctx, "COPY ("+sel+") TO "+sqlString(tmp)+" (FORMAT parquet)", args...); err != nil {
+			_ = os.Remove(tmp)
+			return TableInfo{}, err
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			_ = os.Remove(tmp)
+			return TableInfo{}, fmt.Errorf("keeping the table in the data directory: %w", err)
+		}
+	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+t.rel(tb)+" AS "+sel, args...); err != nil {
+		return TableInfo{}, err
+	}
+	info, size, err := t.summarize(ctx, tb)
+	if err == nil {
+		info.Table, err = handle.Put(ctx, t.store, tb, size)
+	}
+	if err != nil {
+		t.drop(tb)
+		return TableInfo{}, err
+	}
+	return info, nil
+}
+
+// summarize fills tb's columns and rows and returns the summary a model
+// reads and the table's size in memory (estimated: 8 bytes a fixed-width
+// value, 16 bytes plus the text for a string).
+func (t *Toolset) summarize(ctx context.Context, tb *Table) (TableInfo, int64, error) {
+	rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM "+t.rel(tb))
+	if err != nil {
+		return TableInfo{}, 0, fmt.Errorf("reading the table's columns: %w", err)
+	}
+	cols, err := scanAll(rows)
+	if err != nil {
+		return TableInfo{}, 0, fmt.Errorf("reading the table's columns: %w", err)
+	}
+	tb.Columns = tb.Columns[:0]
+	exprs := []string{"count(*)"}
+	var strs []string
+	for _, c := range cols {
+		col := Column{Name: fmt.Sprint(c[0]), Type: fmt.Sprint(c[1])}
+		tb.Columns = append(tb.Columns, col)
+		exprs = append(exprs, "count("+ident(col.Name)+")")
+		if col.Type == "VARCHAR" {
+			strs = append(strs, "coalesce(sum(strlen("+ident(col.Name)+")), 0)")
+		}
+	}
+	if len(strs) == 0 {
+		strs = []string{"0"}
+	}
+	exprs = append(exprs, strings.Join(strs, " + "))
+	vals := make([]int64, len(exprs))
+	ptrs := make([]any, len(exprs))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+t.rel(tb)).Scan(ptrs...); err != nil {
+		return TableInfo{}, 0, fmt.Errorf("counting the table's rows: %w", err)
+	}
+	tb.Rows = vals[0]
+	info := TableInfo{Rows: tb.Rows, Columns: make([]string, len(tb.Columns))}
+	var nstr int64
+	for i, c := range tb.Columns {
+		info.Columns[i] = c.Name
+		info.Missing += tb.Rows - vals[i+1]
+		if c.Type == "VARCHAR" {
+			nstr++
+		}
+	}
+	size := tb.Rows*(8*(int64(len(tb.Columns))-nstr)+16*nstr) + vals[len(vals)-1]
+	if tb.Parquet {
+		if fi, err := os.Stat(t.parquetPath(tb.Name)); err == nil {
+			size = fi.Size()
+		}
+	}
+	return info, size, nil
+}
+
+// Tools returns the toolset's tools.
+func (t *Toolset) Tools() []tool.Tool {
+	return []tool.Tool{
+		t.loadCSV(), t.head(), t.describe(), t.dropMissing(), t.filter(), t.selectColumns(),
+		t.sort(), t.groupBy(), t.query(), t.saveCSV(), t.saveParquet(), t.release(),
+	}
+}
+
+// scanAll reads every row of rows as values.
+func scanAll(rows *sql.Rows) ([][]any, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
+}
+
+// ident quotes a SQL identifier.
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// sqlString quotes a SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func randomHex() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// engineError rewrites a DuckDB error for a model: the lines that say
+// what is wrong, without DuckDB's list of options to try.
+func engineError(what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var he *handle.Error
+	if errors.As(err, &he) || errors.Is(err, handle.ErrTooLarge) || errors.Is(err, handle.ErrUnavailable) {
+		return err
+	}
+	var keep []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "Possible") || strings.HasPrefix(line, "file =") || strings.HasPrefix(line, "LINE ") ||
+			strings.HasPrefix(line, "The search space") {
+			break
+		}
+		if line != "" && !strings.HasPrefix(line, "Original Line") {
+			keep = append(keep, line)
+		}
+	}
+	msg := strings.Join(keep, " ")
+	if len(msg) > 400 {
+		msg = msg[:397] + "..."
+	}
+	return fmt.Errorf("%s: %s", what, msg)
+}

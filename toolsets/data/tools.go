@@ -1,0 +1,617 @@
+package data
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolwire/toolwire/handle"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/tool"
+)
+
+// TableInfo is what a model reads of a table a tool made: its handle and
+// a summary, never its rows.
+type TableInfo struct {
+	Table   handle.Of[*Table] `json:"table"`
+	Rows    int64             `json:"rows"`
+	Columns []string          `json:"columns"`
+	Missing int64             `json:"missing_cells"`
+	// Note says what the tool did, when a count helps ("dropped 1,204
+	// rows").
+	Note string `json:"note,omitempty"`
+	// Preview is the first rows as CSV (query).
+	Preview string `json:"preview,omitempty"`
+}
+
+// tableIn is the input of a tool that reads one table.
+type tableIn struct {
+	Table handle.Of[*Table] `json:"table"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// makeTool makes a tool whose table handles resolve in the toolset's
+// store, with annotations.
+func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly bool, fn func(context.Context, In) (Out, error)) tool.Tool {
+	return tool.Must(handle.Tool(t.store, name, description, fn)).WithInfo(func(i *tool.Info) {
+		i.Title = title
+		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(readOnly), OpenWorldHint: ptr(false)}
+	})
+}
+
+type loadCSVIn struct {
+	Path     string `json:"path" description:"Path of the CSV file; relative paths start at the server's first allowed directory"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"enum=utf-8|latin-1|utf-16" description:"Text encoding of the file (default utf-8)"`
+}
+
+func (t *Toolset) loadCSV() tool.Tool {
+	return makeTool(t, "load_csv", "Load a CSV file",
+		"Loads a CSV file as a table and returns its handle and a summary (rows, columns, missing cells), not the rows. "+
+			"Delimiter, header, column types, quoting and a BOM are detected.",
+		false, func(ctx context.Context, in loadCSVIn) (TableInfo, error) {
+			real, fi, err := t.readable(in.Path)
+			if err != nil {
+				return TableInfo{}, err
+			}
+			if fi.Size() == 0 {
+				return TableInfo{}, fmt.Errorf("%s is empty: there is nothing to load", in.Path)
+			}
+			stop := reportProgress(ctx, fmt.Sprintf("reading %s (%s)", filepath.Base(real), bytesText(fi.Size())))
+			opts, err := t.csvOptions(ctx, real, in.Encoding)
+			var info TableInfo
+			if err == nil {
+				info, err = t.materialize(ctx, t.db, "SELECT * FROM read_csv("+opts+")")
+			}
+			stop(fmt.Sprintf("loaded %s: %d rows", filepath.Base(real), info.Rows))
+			if err != nil {
+				return TableInfo{}, loadError(in.Path, err)
+			}
+			return info, nil
+		})
+}
+
+// csvDelimiters are the delimiters DuckDB's sniffer considers.
+var csvDelimiters = []string{",", ";", "\t", "|"}
+
+// csvOptions returns the arguments of read_csv for a file: DuckDB's
+// sniffer detects the dialect, held to a strict reading that reports a
+// row with the wrong number of fields instead of skipping the rows before
+// it or taking each line as one field.
+func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (string, error) {
+	opts := sqlString(path) + ", skip = 0"
+	if encoding != "" && encoding != "utf-8" {
+		opts += ", encoding = " + sqlString(encoding)
+	}
+	columns := func(opts string) ([][]any, error) {
+		rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM read_csv("+opts+")")
+		if err != nil {
+			return nil, err
+		}
+		return scanAll(rows)
+	}
+	cols, err := columns(opts)
+	if err != nil && strings.Contains(err.Error(), "Error when sniffing file") {
+		// Mixed line endings, among others, need the lenient parser.
+		if lenient, lerr := columns(opts + ", strict_mode = false"); lerr == nil {
+			opts, cols, err = opts+", strict_mode = false", lenient, nil
+		}
+	}
+	if err != nil || len(cols) == 1 {
+		// The sniffer gave up, or took each line as one field: rows of
+		// different lengths, most likely. Reading without the sniffer,
+		// with the delimiter and the columns of the first line, says
+		// which row is wrong.
+		if d, header := firstLine(path); d != "" {
+			fields := strings.Split(header, d)
+			decl := make([]string, len(fields))
+			for i, f := range fields {
+				decl[i] = sqlString(strings.Trim(strings.TrimSpace(f), `"`)) + ": 'VARCHAR'"
+			}
+			return strings.Replace(opts, ", strict_mode = false", "", 1) + ", delim = " + sqlString(d) +
+				", header = true, auto_detect = false, columns = {" + strings.Join(decl, ", ") + "}", nil
+		}
+	}
+	return opts, err
+}
+
+// firstLine returns the first of DuckDB's candidate delimiters in the
+// first line of a file, and the line; "" when there is none.
+func firstLine(path string) (delim, line string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ = strings.Cut(string(buf[:n]), "\n")
+	line = strings.TrimSuffix(strings.TrimPrefix(line, "\ufeff"), "\r")
+	for _, d := range csvDelimiters {
+		if strings.Contains(line, d) {
+			return d, line
+		}
+	}
+	return "", ""
+}
+
+// loadError explains a CSV that did not load.
+func loadError(path string, err error) error {
+	full := err.Error()
+	err = engineError("cannot load "+path+" as CSV", err)
+	switch {
+	case strings.Contains(full, "Invalid unicode") || strings.Contains(full, "not utf-8"):
+		return fmt.Errorf("%w: pass its encoding, e.g. \"encoding\": \"latin-1\"", err)
+	case strings.Contains(full, "Expected Number of Columns"):
+		return fmt.Errorf("%w: every row must have as many fields as the header; fix the file", err)
+	}
+	return err
+}
+
+// reportProgress sends MCP progress notifications while a long step runs:
+// one at once, then one every second; the returned func sends the last.
+func reportProgress(ctx context.Context, msg string) (stop func(done string)) {
+	start := time.Now()
+	_ = mcp.Progress(ctx, 0, 0, msg)
+	quit := make(chan struct{})
+	sent := make(chan int)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		n := 0
+		for {
+			select {
+			case <-quit:
+				sent <- n
+				return
+			case <-tick.C:
+				n++
+				_ = mcp.Progress(ctx, float64(n), 0, fmt.Sprintf("%s: %s", msg, time.Since(start).Round(time.Second)))
+			}
+		}
+	}()
+	return func(done string) {
+		close(quit)
+		_ = mcp.Progress(ctx, float64(<-sent+1), 0, done)
+	}
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+type headIn struct {
+	Table handle.Of[*Table] `json:"table"`
+	N     int               `json:"n" jsonschema:"default=10,minimum=1,maximum=500" description:"How many rows"`
+}
+
+func (t *Toolset) head() tool.Tool {
+	return makeTool(t, "head", "First rows",
+		"Shows the first n rows of a table as CSV text.",
+		true, func(ctx context.Context, in headIn) (string, error) {
+			return t.csvText(ctx, in.Table.Value(), in.N)
+		})
+}
+
+// csvText renders the first n rows of tb as CSV, with a header.
+func (t *Toolset) csvText(ctx context.Context, tb *Table, n int) (string, error) {
+	rows, err := t.db.QueryContext(ctx, "SELECT * FROM "+t.rel(tb)+" LIMIT "+strconv.Itoa(n))
+	if err != nil {
+		return "", engineError("reading the table", err)
+	}
+	vals, err := scanAll(rows)
+	if err != nil {
+		return "", engineError("reading the table", err)
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	header := make([]string, len(tb.Columns))
+	for i, c := range tb.Columns {
+		header[i] = c.Name
+	}
+	_ = w.Write(header) // a strings.Builder does not fail
+	rec := make([]string, len(header))
+	for _, r := range vals {
+		for i, v := range r {
+			rec[i] = cell(v)
+		}
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	return b.String(), nil
+}
+
+// cell writes a value as CSV text: NULL is empty.
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.DateTime)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// ColumnStats describes one column.
+type ColumnStats struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Count   int64    `json:"count"`
+	Missing int64    `json:"missing"`
+	Min     *string  `json:"min,omitempty"`
+	Max     *string  `json:"max,omitempty"`
+	Mean    *float64 `json:"mean,omitempty"`
+	Std     *float64 `json:"std,omitempty"`
+	// Distinct is the number of distinct values, and Top the most
+	// frequent one, for text columns.
+	Distinct *int64  `json:"distinct,omitempty"`
+	Top      *string `json:"top,omitempty"`
+}
+
+// Description describes a table.
+type Description struct {
+	Rows    int64         `json:"rows"`
+	Columns []ColumnStats `json:"columns"`
+}
+
+func numeric(typ string) bool {
+	for _, p := range []string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL"} {
+		if strings.HasPrefix(typ, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Toolset) describe() tool.Tool {
+	return makeTool(t, "describe", "Describe a table",
+		"Describes each column of a table: type, count, missing values, min/max, mean and standard deviation for numbers, "+
+			"distinct values and the most frequent value for text.",
+		true, func(ctx context.Context, in tableIn) (Description, error) {
+			return t.describeTable(ctx, in.Table.Value())
+		})
+}
+
+func (t *Toolset) describeTable(ctx context.Context, tb *Table) (Description, error) {
+	var exprs []string
+	for _, c := range tb.Columns {
+		q := ident(c.Name)
+		exprs = append(exprs, "count("+q+")", "CAST(min("+q+") AS VARCHAR)", "CAST(max("+q+") AS VARCHAR)")
+		switch {
+		case numeric(c.Type):
+			exprs = append(exprs, "avg(CAST("+q+" AS DOUBLE))", "stddev_samp(CAST("+q+" AS DOUBLE))", "NULL", "NULL")
+		case c.Type == "VARCHAR":
+			exprs = append(exprs, "NULL", "NULL", "count(DISTINCT "+q+")", "mode("+q+")")
+		default:
+			exprs = append(exprs, "NULL", "NULL", "NULL", "NULL")
+		}
+	}
+	d := Description{Rows: tb.Rows, Columns: make([]ColumnStats, len(tb.Columns))}
+	if len(exprs) == 0 {
+		return d, nil
+	}
+	var ptrs []any
+	for i, c := range tb.Columns {
+		s := &d.Columns[i]
+		s.Name, s.Type = c.Name, c.Type
+		ptrs = append(ptrs, &s.Count, &s.Min, &s.Max, &s.Mean, &s.Std, &s.Distinct, &s.Top)
+	}
+	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+t.rel(tb)).Scan(ptrs...); err != nil {
+		return Description{}, engineError("describing the table", err)
+	}
+	for i := range d.Columns {
+		d.Columns[i].Missing = tb.Rows - d.Columns[i].Count
+	}
+	return d, nil
+}
+
+// checkColumns refuses column names tb does not have, naming the ones it
+// has.
+func checkColumns(tb *Table, names []string) error {
+	have := make(map[string]bool, len(tb.Columns))
+	for _, c := range tb.Columns {
+		have[c.Name] = true
+	}
+	for _, n := range names {
+		if !have[n] {
+			all := make([]string, len(tb.Columns))
+			for i, c := range tb.Columns {
+				all[i] = c.Name
+			}
+			return fmt.Errorf("the table has no column %q; its columns are: %s", n, strings.Join(all, ", "))
+		}
+	}
+	return nil
+}
+
+func columnType(tb *Table, name string) string {
+	for _, c := range tb.Columns {
+		if c.Name == name {
+			return c.Type
+		}
+	}
+	return ""
+}
+
+type dropMissingIn struct {
+	Table   handle.Of[*Table] `json:"table"`
+	Columns []string          `json:"columns,omitempty" description:"Drop rows missing a value in any of these columns (default: any column)"`
+}
+
+func (t *Toolset) dropMissing() tool.Tool {
+	return makeTool(t, "drop_missing", "Drop rows with missing values",
+		"Makes a new table without the rows that miss a value (in any column, or in the columns given), and returns its handle and summary.",
+		false, func(ctx context.Context, in dropMissingIn) (TableInfo, error) {
+			tb := in.Table.Value()
+			if err := checkColumns(tb, in.Columns); err != nil {
+				return TableInfo{}, err
+			}
+			cols := in.Columns
+			if len(cols) == 0 {
+				for _, c := range tb.Columns {
+					cols = append(cols, c.Name)
+				}
+			}
+			conds := make([]string, len(cols))
+			for i, c := range cols {
+				conds[i] = ident(c) + " IS NOT NULL"
+			}
+			where := "true"
+			if len(conds) > 0 {
+				where = strings.Join(conds, " AND ")
+			}
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" WHERE "+where)
+			if err != nil {
+				return TableInfo{}, engineError("dropping missing values", err)
+			}
+			info.Note = fmt.Sprintf("dropped %d of %d rows", tb.Rows-info.Rows, tb.Rows)
+			return info, nil
+		})
+}
+
+type filterIn struct {
+	Table  handle.Of[*Table] `json:"table"`
+	Column string            `json:"column"`
+	Op     string            `json:"op" jsonschema:"enum=eq|ne|lt|le|gt|ge|contains|is_missing|not_missing" description:"Comparison: eq, ne, lt, le, gt, ge, contains (text), is_missing, not_missing"`
+	Value  any               `json:"value,omitempty" description:"The value to compare with (not needed for is_missing and not_missing)"`
+}
+
+var comparisons = map[string]string{"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+func (t *Toolset) filter() tool.Tool {
+	return makeTool(t, "filter", "Filter rows",
+		"Makes a new table with the rows whose column compares to the value as asked, and returns its handle and summary.",
+		false, func(ctx context.Context, in filterIn) (TableInfo, error) {
+			tb := in.Table.Value()
+			if err := checkColumns(tb, []string{in.Column}); err != nil {
+				return TableInfo{}, err
+			}
+			col := ident(in.Column)
+			var where string
+			var args []any
+			switch in.Op {
+			case "is_missing":
+				where = col + " IS NULL"
+			case "not_missing":
+				where = col + " IS NOT NULL"
+			default:
+				if in.Value == nil {
+					return TableInfo{}, fmt.Errorf("op %s needs a value", in.Op)
+				}
+				v := fmt.Sprint(in.Value)
+				if f, ok := in.Value.(float64); ok {
+					v = strconv.FormatFloat(f, 'f', -1, 64)
+				}
+				if in.Op == "contains" {
+					where = "contains(CAST(" + col + " AS VARCHAR), ?)"
+					args = append(args, v)
+					break
+				}
+				typ := columnType(tb, in.Column)
+				var ok bool
+				if err := t.db.QueryRowContext(ctx, "SELECT TRY_CAST(? AS "+typ+") IS NOT NULL", v).Scan(&ok); err != nil || !ok {
+					return TableInfo{}, fmt.Errorf("the value %q is not a %s, the type of column %s: pass a value of that type", v, typ, in.Column)
+				}
+				where = col + " " + comparisons[in.Op] + " CAST(? AS " + typ + ")"
+				args = append(args, v)
+			}
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" WHERE "+where, args...)
+			if err != nil {
+				return TableInfo{}, engineError("filtering", err)
+			}
+			info.Note = fmt.Sprintf("kept %d of %d rows", info.Rows, tb.Rows)
+			return info, nil
+		})
+}
+
+type selectIn struct {
+	Table   handle.Of[*Table] `json:"table"`
+	Columns []string          `json:"columns" jsonschema:"minItems=1" description:"The columns to keep, in order"`
+}
+
+func (t *Toolset) selectColumns() tool.Tool {
+	return makeTool(t, "select", "Select columns",
+		"Makes a new table with only the columns given, in that order, and returns its handle and summary.",
+		false, func(ctx context.Context, in selectIn) (TableInfo, error) {
+			tb := in.Table.Value()
+			if err := checkColumns(tb, in.Columns); err != nil {
+				return TableInfo{}, err
+			}
+			info, err := t.materialize(ctx, t.db, "SELECT "+identList(in.Columns)+" FROM "+t.rel(tb))
+			if err != nil {
+				return TableInfo{}, engineError("selecting columns", err)
+			}
+			return info, nil
+		})
+}
+
+func identList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = ident(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+type sortIn struct {
+	Table      handle.Of[*Table] `json:"table"`
+	By         []string          `json:"by" jsonschema:"minItems=1" description:"Columns to sort by, the first one first"`
+	Descending bool              `json:"descending,omitempty" description:"Largest first"`
+}
+
+func (t *Toolset) sort() tool.Tool {
+	return makeTool(t, "sort", "Sort rows",
+		"Makes a new table with the rows sorted by the columns given (missing values last), and returns its handle and summary.",
+		false, func(ctx context.Context, in sortIn) (TableInfo, error) {
+			tb := in.Table.Value()
+			if err := checkColumns(tb, in.By); err != nil {
+				return TableInfo{}, err
+			}
+			dir := " ASC NULLS LAST"
+			if in.Descending {
+				dir = " DESC NULLS LAST"
+			}
+			keys := make([]string, len(in.By))
+			for i, c := range in.By {
+				keys[i] = ident(c) + dir
+			}
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" ORDER BY "+strings.Join(keys, ", "))
+			if err != nil {
+				return TableInfo{}, engineError("sorting", err)
+			}
+			return info, nil
+		})
+}
+
+// Aggregation is one aggregate of a group_by.
+type Aggregation struct {
+	Column   string `json:"column" description:"The column to aggregate (any column for count)"`
+	Function string `json:"function" jsonschema:"enum=count|sum|mean|min|max|count_distinct"`
+}
+
+type groupByIn struct {
+	Table        handle.Of[*Table] `json:"table"`
+	By           []string          `json:"by" jsonschema:"minItems=1" description:"Columns to group by"`
+	Aggregations []Aggregation     `json:"aggregations" jsonschema:"minItems=1" description:"Aggregates per group; each becomes a column named function_column"`
+}
+
+var aggregates = map[string]string{"count": "count(%s)", "sum": "sum(%s)", "mean": "avg(%s)", "min": "min(%s)", "max": "max(%s)", "count_distinct": "count(DISTINCT %s)"}
+
+func (t *Toolset) groupBy() tool.Tool {
+	return makeTool(t, "group_by", "Group and aggregate",
+		"Makes a new table with one row per group of the columns given and the aggregates asked for, and returns its handle and summary.",
+		false, func(ctx context.Context, in groupByIn) (TableInfo, error) {
+			tb := in.Table.Value()
+			if err := checkColumns(tb, in.By); err != nil {
+				return TableInfo{}, err
+			}
+			sel := []string{identList(in.By)}
+			for _, a := range in.Aggregations {
+				if err := checkColumns(tb, []string{a.Column}); err != nil {
+					return TableInfo{}, err
+				}
+				if (a.Function == "sum" || a.Function == "mean") && !numeric(columnType(tb, a.Column)) {
+					return TableInfo{}, fmt.Errorf("cannot take the %s of column %s: it is %s, not a number", a.Function, a.Column, columnType(tb, a.Column))
+				}
+				sel = append(sel, fmt.Sprintf(aggregates[a.Function], ident(a.Column))+" AS "+ident(a.Function+"_"+a.Column))
+			}
+			info, err := t.materialize(ctx, t.db, "SELECT "+strings.Join(sel, ", ")+" FROM "+t.rel(tb)+" GROUP BY "+identList(in.By)+" ORDER BY "+identList(in.By))
+			if err != nil {
+				return TableInfo{}, engineError("grouping", err)
+			}
+			return info, nil
+		})
+}
+
+type saveIn struct {
+	Table handle.Of[*Table] `json:"table"`
+	Path  string            `json:"path" description:"Path of the file to write (replaced if it exists); relative paths start at the server's first allowed directory"`
+}
+
+// Saved tells where a table was written.
+type Saved struct {
+	Path  string `json:"path"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
+}
+
+func (t *Toolset) saveCSV() tool.Tool {
+	return makeTool(t, "save_csv", "Save as CSV",
+		"Writes a table to a CSV file (with a header).",
+		false, func(ctx context.Context, in saveIn) (Saved, error) {
+			return t.save(ctx, in, "FORMAT csv, HEADER true")
+		})
+}
+
+func (t *Toolset) saveParquet() tool.Tool {
+	return makeTool(t, "save_parquet", "Save as Parquet",
+		"Writes a table to a Parquet file.",
+		false, func(ctx context.Context, in saveIn) (Saved, error) {
+			return t.save(ctx, in, "FORMAT parquet")
+		})
+}
+
+// save writes a table to a file next to the destination and renames it
+// into place, so that a failed save leaves the old file as it was.
+func (t *Toolset) save(ctx context.Context, in saveIn, format string) (Saved, error) {
+	real, err := t.writable(in.Path)
+	if err != nil {
+		return Saved{}, err
+	}
+	tb := in.Table.Value()
+	tmp := filepath.Join(filepath.Dir(real), "."+filepath.Base(real)+".tmp-"+randomHex())
+	if _, err := t.db.ExecContext(ctx, "COPY (SELECT * FROM "+t.rel(tb)+") TO "+sqlString(tmp)+" ("+format+")"); err != nil {
+		_ = os.Remove(tmp)
+		return Saved{}, engineError("saving "+in.Path, err)
+	}
+	if err := os.Rename(tmp, real); err != nil {
+		_ = os.Remove(tmp)
+		return Saved{}, fmt.Errorf("saving %s: %w", in.Path, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return Saved{}, fmt.Errorf("saving %s: %w", in.Path, err)
+	}
+	return Saved{Path: real, Rows: tb.Rows, Bytes: fi.Size()}, nil
+}
+
+func (t *Toolset) release() tool.Tool {
+	return makeTool(t, "release", "Release a table",
+		"Frees a table the conversation no longer needs; its handle stops working.",
+		false, func(ctx context.Context, in tableIn) (string, error) {
+			if err := handle.Release[*Table](ctx, t.store, in.Table.ID); err != nil {
+				return "", err
+			}
+			if in.Table.Value().Parquet {
+				t.drop(in.Table.Value()) // a shared store does not drop data
+			}
+			return "released " + in.Table.ID, nil
+		})
+}
+
+// execer runs statements: the database or one connection of it.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}

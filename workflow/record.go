@@ -117,7 +117,7 @@ func (r *Recorder) Workflow(name string) *Workflow {
 			case prop.def != nil:
 				p.Value = prop.def
 			default:
-				p.Value = zero(p.Type)
+				p.Value, p.Unset = zero(p.Type), true
 			}
 			if from, out, ok := feeder(p.Value, calls[:i]); ok {
 				wf.Edges = append(wf.Edges, Edge{From: nodeIDs[from], Output: out, To: id, Parameter: p.Name})

@@ -163,9 +163,10 @@ func (r *Runner) runNode(ctx context.Context, wf *Workflow, n *Node, values map[
 	ev := NodeEvent{Node: n.ID, Tool: n.Tool}
 	args := map[string]any{}
 	for _, p := range n.InputParameters {
-		if p.Input != "" {
+		switch {
+		case p.Input != "":
 			args[p.Name] = values[p.Input]
-		} else {
+		case !p.Unset:
 			args[p.Name] = p.Value
 		}
 	}

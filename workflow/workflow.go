@@ -65,6 +65,11 @@ type Parameter struct {
 	Type  string `json:"type"`
 	Value any    `json:"value"`
 	Input string `json:"input,omitempty"`
+	// Unset marks a parameter the recorded call did not give and whose
+	// schema has no default: Value is the type's empty value, listed for
+	// completeness (seed 004), and a run leaves the parameter out, as the
+	// call did.
+	Unset bool `json:"unset,omitempty"`
 }
 
 // Output is a recorded result.

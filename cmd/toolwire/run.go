@@ -61,7 +61,7 @@ type toolsOptions struct {
 
 func (o *toolsOptions) flags(cmd *cobra.Command) {
 	o.host.flags(cmd)
-	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets to use, beside the configured MCP servers")
+	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets to use, beside the configured MCP servers (data, tables on DuckDB over the working directory's files, when named)")
 }
 
 // toolSession is a registry of the built-in toolsets and the configured
@@ -86,14 +86,22 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
 	sets := toolsets()
 	for _, name := range o.toolsets {
-		if name == "" {
+		var tools []tool.Tool
+		switch ts, ok := sets[name]; {
+		case name == "":
 			continue
+		case name == "data": // tables on DuckDB, files of the working directory
+			dt, err := dataOptions{}.open(cmd.Context())
+			if err != nil {
+				return nil, fmt.Errorf("toolset data: %w", err)
+			}
+			tools = dt
+		case ok:
+			tools = ts()
+		default:
+			return nil, &usageError{cmd: cmd, err: fmt.Errorf("unknown toolset %q (toolsets: data, %s)", name, strings.Join(toolsetNames(), ", "))}
 		}
-		ts, ok := sets[name]
-		if !ok {
-			return nil, &usageError{cmd: cmd, err: fmt.Errorf("unknown toolset %q (toolsets: %s)", name, strings.Join(toolsetNames(), ", "))}
-		}
-		if err := reg.Add(ts()...); err != nil {
+		if err := reg.Add(tools...); err != nil {
 			return nil, err
 		}
 	}

@@ -80,6 +80,8 @@ func (wf *Workflow) Text() string {
 			switch {
 			case p.Input != "":
 				fmt.Fprintf(&b, "  %s = input %s\n", p.Name, p.Input)
+			case p.Unset:
+				fmt.Fprintf(&b, "  %s (not given)\n", p.Name)
 			case wf.fedBy(n.ID, p.Name) != nil:
 				e := wf.fedBy(n.ID, p.Name)
 				fmt.Fprintf(&b, "  %s = %s %s\n", p.Name, e.From, edgeLabel(*e))

@@ -57,11 +57,17 @@ func providerNames() string {
 type toolsOptions struct {
 	host     hostOptions
 	toolsets []string
+	// withData makes the data toolset one of the defaults.
+	withData bool
 }
 
 func (o *toolsOptions) flags(cmd *cobra.Command) {
 	o.host.flags(cmd)
-	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", toolsetNames(), "built-in toolsets to use, beside the configured MCP servers (data, tables on DuckDB over the working directory's files, when named)")
+	defaults, usage := toolsetNames(), "built-in toolsets to use, beside the configured MCP servers (data, tables on DuckDB over the working directory's files, when named)"
+	if o.withData {
+		defaults, usage = append(defaults, "data"), "built-in toolsets to use, beside the configured MCP servers (data: tables on DuckDB over the working directory's files)"
+	}
+	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", defaults, usage)
 }
 
 // toolSession is a registry of the built-in toolsets and the configured

@@ -72,7 +72,7 @@ func exactlyOneFile(cmd *cobra.Command, args []string) error {
 }
 
 func newWorkflowRunCmd(g *globalOptions) *cobra.Command {
-	o := toolsOptions{host: hostOptions{g: g}}
+	o := toolsOptions{host: hostOptions{g: g}, withData: true}
 	var sets []string
 	var asJSON bool
 	var parallel int
@@ -144,7 +144,7 @@ func printNodeEvent(w io.Writer, e workflow.NodeEvent) {
 }
 
 func newWorkflowValidateCmd(g *globalOptions) *cobra.Command {
-	o := toolsOptions{host: hostOptions{g: g}}
+	o := toolsOptions{host: hostOptions{g: g}, withData: true}
 	var sets []string
 	cmd := &cobra.Command{
 		Use:   "validate [flags] FILE",

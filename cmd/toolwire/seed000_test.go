@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -196,9 +198,61 @@ func TestSeed000Workflow(t *testing.T) {
 		}
 	}
 	var d struct {
-		Rows int `json:"rows"`
+		Rows    int `json:"rows"`
+		Columns []struct {
+			Name    string `json:"name"`
+			Count   int    `json:"count"`
+			Missing int    `json:"missing"`
+			Min     string `json:"min"`
+			Max     string `json:"max"`
+		} `json:"columns"`
 	}
 	if err := json.Unmarshal([]byte(last.Output), &d); err != nil || last.Node != "data__describe" || d.Rows != rows {
-		t.Errorf("the replay described %q: %d rows, want %d (a direct computation on %s)", last.Node, d.Rows, rows, second)
+		t.Fatalf("the replay described %q: %d rows, want %d (a direct computation on %s)", last.Node, d.Rows, rows, second)
 	}
+	// Each column, as a direct computation on the cleaned rows finds it.
+	recs, err := csv.NewReader(bytes.NewReader(kept)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range d.Columns {
+		if c.Name != recs[0][i] || c.Count != rows || c.Missing != 0 {
+			t.Errorf("column %s: %+v, want %s with %d values, none missing", c.Name, c, recs[0][i], rows)
+		}
+		if c.Name != "units" && c.Name != "date" && c.Name != "region" {
+			continue
+		}
+		lo, hi := recs[1][i], recs[1][i]
+		for _, r := range recs[2:] {
+			lo, hi = minOf(c.Name, lo, r[i]), maxOf(c.Name, hi, r[i])
+		}
+		if c.Min != lo || c.Max != hi {
+			t.Errorf("column %s: min %s, max %s; a direct computation finds %s and %s", c.Name, c.Min, c.Max, lo, hi)
+		}
+	}
+}
+
+// minOf and maxOf compare cells of a column: units as integers, the rest
+// as text (ISO dates order as text).
+func minOf(col, a, b string) string {
+	if less(col, b, a) {
+		return b
+	}
+	return a
+}
+
+func maxOf(col, a, b string) string {
+	if less(col, a, b) {
+		return b
+	}
+	return a
+}
+
+func less(col, a, b string) bool {
+	if col == "units" {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x < y
+	}
+	return a < b
 }

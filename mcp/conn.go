@@ -95,9 +95,8 @@ type request struct {
 	logLevel      LoggingLevel // "" sends no log messages
 	progressToken json.RawMessage
 
-	// caller is what Server.Caller said, when callerSet.
-	caller    tool.Caller
-	callerSet bool
+	// caller is what Server.Caller said; nil when it is not set.
+	caller *tool.Caller
 
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
@@ -130,8 +129,8 @@ func (r *request) Value(key any) any {
 	case requestKey{}:
 		return r
 	case tool.CallerKey:
-		if r.callerSet {
-			return r.caller
+		if r.caller != nil {
+			return *r.caller
 		}
 		if v := r.Context.Value(key); v != nil {
 			return v // the embedding program's

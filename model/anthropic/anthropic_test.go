@@ -189,24 +189,8 @@ func TestGenerate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := wiretest.NewServer(t, tt.reply)
 			m := &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "sk-ant-test", ThinkingBudget: tt.budget}
-			var d wiretest.Deltas
-			var onDelta func(model.Delta)
-			if tt.stream {
-				onDelta = d.On
-			}
-			res, err := m.Generate(context.Background(), tt.req, onDelta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wiretest.CheckResponse(t, res, tt.want)
-			if d != tt.wantDeltas {
-				t.Errorf("deltas %+v, want %+v", d, tt.wantDeltas)
-			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
-			r := reqs[0]
+			req := wiretest.Exchange(t, srv, m, tt.req, tt.stream, tt.want, tt.wantDeltas)
+			r := req
 			if r.Path != "/v1/messages" || r.Header.Get("x-api-key") != "sk-ant-test" || r.Header.Get("anthropic-version") != "2023-06-01" {
 				t.Errorf("request to %s with key %q, version %q", r.Path, r.Header.Get("x-api-key"), r.Header.Get("anthropic-version"))
 			}

@@ -170,30 +170,16 @@ func TestGenerate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := wiretest.NewServer(t, tt.reply)
 			m := &gemini.Model{Name: "gemini-2.5-pro", BaseURL: srv.URL, APIKey: "AIza-test"}
-			var d wiretest.Deltas
-			var onDelta func(model.Delta)
 			wantPath := "/v1beta/models/gemini-2.5-pro:generateContent"
 			if tt.stream {
-				onDelta = d.On
 				wantPath = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
 			}
-			res, err := m.Generate(context.Background(), tt.req, onDelta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wiretest.CheckResponse(t, res, tt.want)
-			if d != tt.wantDeltas {
-				t.Errorf("deltas %+v, want %+v", d, tt.wantDeltas)
-			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
-			if r := reqs[0]; r.Path != wantPath || r.Header.Get("x-goog-api-key") != "AIza-test" {
+			req := wiretest.Exchange(t, srv, m, tt.req, tt.stream, tt.want, tt.wantDeltas)
+			if r := req; r.Path != wantPath || r.Header.Get("x-goog-api-key") != "AIza-test" {
 				t.Errorf("request to %s with key %q, want %s", r.Path, r.Header.Get("x-goog-api-key"), wantPath)
 			}
 			if tt.wantRequest != "" {
-				wiretest.EqualJSON(t, reqs[0].Body, tt.wantRequest)
+				wiretest.EqualJSON(t, req.Body, tt.wantRequest)
 			}
 		})
 	}

@@ -157,37 +157,21 @@ func TestGenerate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := wiretest.NewServer(t, tt.reply)
 			m := &ollama.Model{Name: "qwen3:8b", Host: srv.URL}
-			var d wiretest.Deltas
-			var onDelta func(model.Delta)
-			if tt.stream {
-				onDelta = d.On
-			}
-			res, err := m.Generate(context.Background(), tt.req, onDelta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wiretest.CheckResponse(t, res, tt.want)
-			if d != tt.wantDeltas {
-				t.Errorf("deltas %+v, want %+v", d, tt.wantDeltas)
-			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
-			if reqs[0].Path != "/api/chat" {
-				t.Errorf("request to %s, want /api/chat", reqs[0].Path)
+			req := wiretest.Exchange(t, srv, m, tt.req, tt.stream, tt.want, tt.wantDeltas)
+			if req.Path != "/api/chat" {
+				t.Errorf("request to %s, want /api/chat", req.Path)
 			}
 			var body struct {
 				Stream *bool `json:"stream"`
 			}
-			if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
+			if err := json.Unmarshal(req.Body, &body); err != nil {
 				t.Fatal(err)
 			}
 			if body.Stream == nil || *body.Stream != tt.stream {
 				t.Errorf("stream %v, want %v (Ollama streams unless told not to)", body.Stream, tt.stream)
 			}
 			if tt.wantRequest != "" {
-				wiretest.EqualJSON(t, reqs[0].Body, tt.wantRequest)
+				wiretest.EqualJSON(t, req.Body, tt.wantRequest)
 			}
 		})
 	}

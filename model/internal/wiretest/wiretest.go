@@ -5,6 +5,7 @@ package wiretest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -216,4 +217,29 @@ func (d *Deltas) On(x model.Delta) {
 	case model.DeltaReasoning:
 		d.Reasoning += x.Text
 	}
+}
+
+// Exchange calls m.Generate with req (streaming when stream is set),
+// checks the answer against want and the deltas against wantDeltas, and
+// returns the one request srv received.
+func Exchange(t testing.TB, srv *Server, m model.Model, req *model.Request, stream bool, want *model.Response, wantDeltas Deltas) Request {
+	t.Helper()
+	var d Deltas
+	var onDelta func(model.Delta)
+	if stream {
+		onDelta = d.On
+	}
+	res, err := m.Generate(context.Background(), req, onDelta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	CheckResponse(t, res, want)
+	if d != wantDeltas {
+		t.Errorf("deltas %+v, want %+v", d, wantDeltas)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	return reqs[0]
 }

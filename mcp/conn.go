@@ -168,10 +168,10 @@ func (r *request) end(cause error) {
 	r.cancel(cause)
 	switch cause {
 	case errTimeout:
-		r.reply(errorMessage(r.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
-			"request %s timed out after %s", r.method, r.conn.srv.requestTimeout())))
+		r.answer(errorMessage(r.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"request %s timed out after %s", r.method, r.conn.srv.requestTimeout())), true)
 	case errCancelled:
-		r.reply(nil) // a cancelled request gets no response
+		r.answer(nil, true) // a cancelled request gets no response
 	}
 }
 
@@ -181,11 +181,28 @@ func requestFrom(ctx context.Context) *request {
 }
 
 // reply sends the request's response once; later calls do nothing.
-func (r *request) reply(m *jsonrpc.Message) {
-	if r.answered.CompareAndSwap(false, true) {
-		if err := r.out.finish(m); err != nil {
-			r.conn.srv.logger().Debug("mcp: writing response", "method", r.method, "err", err)
-		}
+func (r *request) reply(m *jsonrpc.Message) { r.answer(m, false) }
+
+// earlyFinisher is a sender that must push out by itself a response sent
+// while the request's handler runs on (see postSender).
+type earlyFinisher interface {
+	finishEarly(m *jsonrpc.Message) error
+}
+
+// answer sends the request's response once; early tells that the
+// request's handler may still be running.
+func (r *request) answer(m *jsonrpc.Message, early bool) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
+	var err error
+	if f, ok := r.out.(earlyFinisher); ok && early {
+		err = f.finishEarly(m)
+	} else {
+		err = r.out.finish(m)
+	}
+	if err != nil {
+		r.conn.srv.logger().Debug("mcp: writing response", "method", r.method, "err", err)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 
 // fuzzRequestTimeout bounds each fuzzed POST: a request that legitimately
 // stays open (subscriptions/listen, a legacy elicitation waiting for its
-// answer) ends with it.
+// answer) ends with it, as the client's and the server's timeout.
 const fuzzRequestTimeout = 100 * time.Millisecond
 
 // Header variants of FuzzHTTPHandler, chosen by the variant byte.
@@ -41,7 +41,7 @@ var statuses = map[int]bool{
 }
 
 func fuzzServer(f *testing.F) *mcp.Server {
-	srv := &mcp.Server{Info: mcp.Implementation{Name: "fuzz", Version: "1"}, MaxMessageSize: 64 << 10, PageSize: 2}
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "fuzz", Version: "1"}, MaxMessageSize: 64 << 10, PageSize: 2, RequestTimeout: fuzzRequestTimeout}
 	headerTool := tool.NewFunc(
 		tool.Info{Name: "region", InputSchema: json.RawMessage(
 			`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},

@@ -58,7 +58,7 @@ type HTTPHandler struct {
 
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
-	workers     *workers // serve requests; made by the first one
+	workers     *workers // serve HTTP/2 requests; made by the first one
 	workersOnce sync.Once
 }
 
@@ -68,6 +68,7 @@ func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
 // httpSession is a legacy session: its connection state and its streams.
 type httpSession struct {
 	id         string
+	idHeader   []string // the Mcp-Session-Id header's value, made once
 	conn       *conn
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -204,7 +205,11 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 }
 
 func acceptsBoth(r *http.Request) (json, sse bool) {
-	for rest := r.Header.Get("Accept"); rest != ""; {
+	accept := r.Header.Get("Accept")
+	if accept == "application/json, text/event-stream" { // what clients send
+		return true, true
+	}
+	for rest := accept; rest != ""; {
 		var part string
 		part, rest, _ = strings.Cut(rest, ",")
 		switch mediaType(part) {
@@ -308,13 +313,13 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 			return
 		}
 	}
-	w.Header().Set(HeaderSessionID, sess.id)
+	w.Header()[HeaderSessionID] = sess.idHeader // canonical already; net/http copies it
 	if !msg.IsRequest() {
 		sess.conn.receive(sess.ctx, msg, nil, false)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	ps := newPostSender(w, sess.events, false)
+	ps := newPostSender(w, r, sess.events, false)
 	sess.conn.mu.Lock()
 	ps.prime = sess.conn.version >= Version20251125 // resumable streams came with 2025-11-25
 	sess.conn.mu.Unlock()
@@ -329,18 +334,24 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	ps := newPostSender(w, nil, true)
+	ps := newPostSender(w, r, nil, true)
 	c := newConn(h.Server, nil)
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r.Context(), r, ps, c, msg)
 }
 
-// serve runs request msg of c in ctx on a worker, answering through ps,
-// and returns once its HTTP response is done, even while the request runs
-// on (a timeout, a dropped legacy connection, an SSE stream closed for
-// polling).
+// serve runs request msg of c in ctx, answering through ps, and returns
+// once its HTTP response is done. On HTTP/1 the handler's goroutine runs
+// the request; on HTTP/2 a worker does, so that the response can end while
+// the request runs on (a timeout, a dropped legacy connection, an SSE
+// stream closed for polling).
 func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender, c *conn, msg *jsonrpc.Message) {
+	if ps.inline {
+		c.serve(ctx, msg, ps)
+		ps.release()
+		return
+	}
 	ps.ctx, ps.conn, ps.msg = ctx, c, msg
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
 	h.workers.run(ps)
@@ -580,6 +591,7 @@ func (h *HTTPHandler) newSession(r *http.Request) *httpSession {
 	_, _ = rand.Read(b)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
+	sess.idHeader = []string{sess.id}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
 	sess.conn.session = sess.id
@@ -616,12 +628,13 @@ func (h *HTTPHandler) session(id string) *httpSession {
 	defer h.mu.Unlock()
 	s := h.sessions[id]
 	if s != nil {
-		if time.Since(s.lastUsed) > h.idleTimeout() {
+		now := time.Now()
+		if now.Sub(s.lastUsed) > h.idleTimeout() {
 			delete(h.sessions, id)
 			s.end()
 			return nil
 		}
-		s.lastUsed = time.Now()
+		s.lastUsed = now
 	}
 	return s
 }

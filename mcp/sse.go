@@ -139,6 +139,20 @@ func (s *eventStream) write(data []byte, final bool) error {
 	return err
 }
 
+// end writes the final event m, or with m nil just ends the stream.
+func (s *eventStream) end(m *jsonrpc.Message) error {
+	if m != nil {
+		return s.write(m.Append(nil), true)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.finished {
+		s.finished = true
+		close(s.done)
+	}
+	return nil
+}
+
 // eventLog keeps a legacy session's logged streams.
 type eventLog struct {
 	mu      sync.Mutex
@@ -217,6 +231,16 @@ func (l *eventLog) detach(s *eventStream, w *sseWriter) {
 // postSender carries one POSTed request's messages. It answers with plain
 // JSON when the response is the only message, and switches to an SSE
 // stream as soon as a notification or server request comes first.
+//
+// A response can end before its request does: a timeout or a cancellation
+// answers while the handler runs on, and a handler may close its stream
+// for the client to resume (CloseSSEStream). On HTTP/1 the request runs on
+// the HTTP handler's goroutine, and such a response goes out by itself: a
+// JSON answer is flushed whole with "Connection: close", and a stream is
+// cut by taking its connection over from net/http, ending the chunked body
+// and closing the connection. HTTP/2 cannot hand a connection over, so
+// there the request runs on a worker and the handler returns as soon as
+// the response is done.
 type postSender struct {
 	w      http.ResponseWriter
 	modern bool
@@ -224,26 +248,37 @@ type postSender struct {
 	// prime makes a logged stream open with an event that carries only an
 	// id and a retry interval, so the client can resume it (2025-11-25).
 	prime bool
+	// inline is set on HTTP/1, where the handler's goroutine runs the
+	// request; chunked when its SSE body is chunked (HTTP/1.1).
+	inline, chunked bool
 
-	mu      sync.Mutex
-	stream  *eventStream
-	sse     *sseWriter
-	closed  bool // the HTTP handler has returned, or a response was written
+	mu       sync.Mutex
+	stream   *eventStream
+	sse      *sseWriter
+	closed   bool // no more writes: a response was written or cut, or the handler returned
+	returned bool // the HTTP handler returned (or is about to)
+	start    time.Time
+
+	// With a worker (HTTP/2): done is closed when the response is done,
+	// and the request as the worker runs it.
 	done    chan struct{}
 	doneOne sync.Once
-	start   time.Time // when the request arrived
-
-	// The request, as the worker serving it runs it.
-	ctx  context.Context
-	conn *conn
-	msg  *jsonrpc.Message
+	ctx     context.Context
+	conn    *conn
+	msg     *jsonrpc.Message
 }
 
 // run serves the request; a worker calls it.
 func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
 
-func newPostSender(w http.ResponseWriter, log *eventLog, modern bool) *postSender {
-	return &postSender{w: w, log: log, modern: modern, done: make(chan struct{}), start: time.Now()}
+func newPostSender(w http.ResponseWriter, r *http.Request, log *eventLog, modern bool) *postSender {
+	p := &postSender{w: w, log: log, modern: modern, start: time.Now()}
+	if r.ProtoMajor == 1 {
+		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
+	} else {
+		p.done = make(chan struct{})
+	}
+	return p
 }
 
 // netHTTPBuffered is how much of a response net/http holds before it sends
@@ -273,15 +308,42 @@ func (p *postSender) startStream() {
 // Last-Event-ID. It reports whether the stream can be resumed.
 func (p *postSender) closeStream() bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.log == nil || p.closed && p.stream == nil {
-		p.mu.Unlock()
 		return false
 	}
 	if p.stream == nil {
 		p.startStream()
 	}
-	p.mu.Unlock()
-	p.markDone()
+	return p.endLocked()
+}
+
+// endLocked ends the HTTP response now, while the request runs on, and
+// reports whether it could; p.mu is held. Events still to come are only
+// logged, for the client to resume.
+func (p *postSender) endLocked() bool {
+	if !p.inline {
+		p.markDone()
+		return true
+	}
+	if p.returned {
+		return true // net/http ends the response itself
+	}
+	p.closed = true
+	p.detachLocked()
+	rc := http.NewResponseController(p.w)
+	if rc.Flush() != nil {
+		return false
+	}
+	c, buf, err := rc.Hijack()
+	if err != nil {
+		return false
+	}
+	if p.chunked {
+		_, _ = buf.WriteString("0\r\n\r\n") // the end of the chunked body
+		_ = buf.Flush()
+	}
+	_ = c.Close()
 	return true
 }
 
@@ -299,48 +361,62 @@ func (p *postSender) send(m *jsonrpc.Message) error {
 	return s.write(m.Append(nil), false)
 }
 
-func (p *postSender) finish(m *jsonrpc.Message) error {
+// finish sends the response of a request whose handler returned.
+func (p *postSender) finish(m *jsonrpc.Message) error { return p.answer(m, false) }
+
+// finishEarly sends the response of a request whose handler runs on.
+func (p *postSender) finishEarly(m *jsonrpc.Message) error { return p.answer(m, true) }
+
+// answer sends the response (nil: none, for a cancelled request). early
+// tells that the handler runs on, so the response must go out by itself.
+func (p *postSender) answer(m *jsonrpc.Message, early bool) error {
+	early = early && p.inline // a worker's handler returns at markDone
 	defer p.markDone()
 	p.mu.Lock()
-	if p.stream != nil {
-		s := p.stream
+	if s := p.stream; s != nil {
 		p.mu.Unlock()
-		if m == nil {
-			s.mu.Lock()
-			if !s.finished {
-				s.finished = true
-				close(s.done)
-			}
-			s.mu.Unlock()
-			return nil
+		err := s.end(m)
+		if early {
+			p.mu.Lock()
+			p.endLocked()
+			p.mu.Unlock()
 		}
-		return s.write(m.Append(nil), true)
+		return err
 	}
 	defer p.mu.Unlock()
 	if p.closed {
 		return errStreamClosed
 	}
 	p.closed = true
+	h := p.w.Header()
+	if early {
+		// The connection stays busy until the handler returns: the client
+		// must not send its next request on it.
+		h.Set("Connection", "close")
+	}
+	var err error
 	if m == nil {
 		p.w.WriteHeader(http.StatusNoContent)
-		return nil
+	} else {
+		status := http.StatusOK
+		if p.modern && m.Error != nil {
+			status = modernErrorStatus(m.Error.Code)
+		}
+		h.Set("Content-Type", "application/json")
+		if n := m.Len(); early || n > netHTTPBuffered {
+			h.Set("Content-Length", strconv.Itoa(n))
+		} // else net/http sets it, holding the whole response
+		if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
+			// The server's write deadline, set as the request arrived, may
+			// pass before the response is written: give it a fresh one.
+			_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
+		}
+		p.w.WriteHeader(status)
+		_, err = m.WriteTo(p.w)
 	}
-	status := http.StatusOK
-	if p.modern && m.Error != nil {
-		status = modernErrorStatus(m.Error.Code)
+	if early && err == nil {
+		err = http.NewResponseController(p.w).Flush()
 	}
-	h := p.w.Header()
-	h.Set("Content-Type", "application/json")
-	if n := m.Len(); n > netHTTPBuffered {
-		h.Set("Content-Length", strconv.Itoa(n))
-	} // else net/http sets it, holding the whole response
-	if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
-		// The server's write deadline, set as the request arrived, may
-		// pass before the response is written: give it a fresh one.
-		_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
-	}
-	p.w.WriteHeader(status)
-	_, err := m.WriteTo(p.w)
 	return err
 }
 
@@ -355,13 +431,16 @@ func modernErrorStatus(code int) int {
 	return http.StatusOK
 }
 
-// markDone records that the HTTP response is done, once.
+// markDone records that the HTTP response is done, once; a worker's
+// handler then returns.
 func (p *postSender) markDone() {
-	p.doneOne.Do(func() { close(p.done) })
+	if p.done != nil {
+		p.doneOne.Do(func() { close(p.done) })
+	}
 }
 
 // wait blocks until the response is written or the client goes away, and
-// then stops all writes to this HTTP response.
+// then stops all writes to this HTTP response (a worker's handler).
 func (p *postSender) wait(ctx context.Context) {
 	select {
 	case <-p.done:
@@ -370,21 +449,26 @@ func (p *postSender) wait(ctx context.Context) {
 	p.release()
 }
 
-// release stops all writes to the HTTP response.
+// release stops all writes to the HTTP response: its handler returns.
 func (p *postSender) release() {
 	p.mu.Lock()
-	p.closed = true
-	sse, stream := p.sse, p.stream
+	p.closed, p.returned = true, true
+	p.detachLocked()
 	p.mu.Unlock()
-	if stream != nil {
-		stream.mu.Lock()
-		if stream.live == sse {
-			stream.live = nil
+}
+
+// detachLocked stops the writes of the SSE stream, if any, to this HTTP
+// response; p.mu is held.
+func (p *postSender) detachLocked() {
+	if p.stream != nil {
+		p.stream.mu.Lock()
+		if p.stream.live == p.sse {
+			p.stream.live = nil
 		}
-		stream.mu.Unlock()
+		p.stream.mu.Unlock()
 	}
-	if sse != nil {
-		sse.close()
+	if p.sse != nil {
+		p.sse.close()
 	}
 }
 

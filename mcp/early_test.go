@@ -1,0 +1,87 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/tool"
+)
+
+// TestHTTPEarlyResponses: a response that ends while its tool runs on (a
+// stream closed for the client to resume, a timeout) reaches the client
+// at once, on HTTP/1.1 (the handler's goroutine runs the request and
+// hands the connection over, or flushes with Connection: close) and on
+// HTTP/2 (a worker runs it); the client's next call is served at once
+// although the tool still runs, in both eras.
+func TestHTTPEarlyResponses(t *testing.T) {
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+		for _, version := range []string{Version20251125, LatestVersion} {
+			t.Run(proto+"/"+version, func(t *testing.T) {
+				release := make(chan struct{})
+				var running atomic.Int32
+				srv := ctServer(t)
+				srv.RequestTimeout = 300 * time.Millisecond
+				if err := srv.AddTools(ctTool("hang", `{"type":"object"}`, func(context.Context, map[string]any) (*tool.Result, error) {
+					running.Add(1)
+					defer running.Add(-1)
+					<-release // ignores its context
+					return tool.Text("late"), nil
+				})); err != nil {
+					t.Fatal(err)
+				}
+				h := NewHTTPHandler(srv)
+				var served atomic.Value
+				ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					served.Store(r.Proto)
+					h.ServeHTTP(w, r)
+				}))
+				ts.EnableHTTP2 = proto == "HTTP/2.0"
+				ts.StartTLS()
+				t.Cleanup(func() {
+					close(release)
+					ts.Close()
+					h.Close()
+				})
+				s := ctConnect(t, &Client{ProtocolVersion: version}, &HTTPTransport{URL: ts.URL, HTTPClient: ts.Client()})
+
+				if version == Version20251125 {
+					res, err := s.CallTool(ctContext(t), "slow", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := ctText(t, res); got != "resumed" {
+						t.Errorf("slow: got %q, want the result on the resumed stream", got)
+					}
+				}
+
+				start := time.Now()
+				_, err := s.CallTool(ctContext(t), "hang", nil)
+				if err == nil || !strings.Contains(err.Error(), "timed out") {
+					t.Errorf("hang: got %v, want a timeout", err)
+				}
+				if d := time.Since(start); d > 3*time.Second {
+					t.Errorf("the timeout took %v", d)
+				}
+				if running.Load() != 1 {
+					t.Errorf("%d hanging calls run, want 1 (it ignores its context)", running.Load())
+				}
+				start = time.Now()
+				res, err := s.CallTool(ctContext(t), "progress", nil)
+				if err != nil || ctText(t, res) != "done" {
+					t.Fatalf("the next call: %v", err)
+				}
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("the next call took %v: it waited for the hanging one", d)
+				}
+				if got := served.Load(); got != proto {
+					t.Errorf("served %v, want %s", got, proto)
+				}
+			})
+		}
+	}
+}

@@ -68,7 +68,6 @@ func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
 // httpSession is a legacy session: its connection state and its streams.
 type httpSession struct {
 	id         string
-	idHeader   []string // the Mcp-Session-Id header's value, made once
 	conn       *conn
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -313,7 +312,11 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 			return
 		}
 	}
-	w.Header()[HeaderSessionID] = sess.idHeader // canonical already; net/http copies it
+	if msg.Method == MethodInitialize {
+		// The session's id goes to the client once, as the spec has it:
+		// the client sends it with every request that follows.
+		w.Header().Set(HeaderSessionID, sess.id)
+	}
 	if !msg.IsRequest() {
 		sess.conn.receive(sess.ctx, msg, nil, false)
 		w.WriteHeader(http.StatusAccepted)
@@ -591,7 +594,6 @@ func (h *HTTPHandler) newSession(r *http.Request) *httpSession {
 	_, _ = rand.Read(b)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
-	sess.idHeader = []string{sess.id}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
 	sess.conn.session = sess.id

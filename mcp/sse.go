@@ -251,6 +251,11 @@ type postSender struct {
 	// inline is set on HTTP/1, where the handler's goroutine runs the
 	// request; chunked when its SSE body is chunked (HTTP/1.1).
 	inline, chunked bool
+	// jsonType is the Content-Type header's value of a JSON answer, and
+	// scratch the room to encode a small one in: parts of the sender, not
+	// allocations of their own.
+	jsonType [1]string
+	scratch  [256]byte
 
 	mu       sync.Mutex
 	stream   *eventStream
@@ -402,8 +407,10 @@ func (p *postSender) answer(m *jsonrpc.Message, early bool) error {
 		if p.modern && m.Error != nil {
 			status = modernErrorStatus(m.Error.Code)
 		}
-		h.Set("Content-Type", "application/json")
-		if n := m.Len(); early || n > netHTTPBuffered {
+		p.jsonType[0] = "application/json"
+		h["Content-Type"] = p.jsonType[:] // canonical already; net/http copies it
+		n := m.Len()
+		if early || n > netHTTPBuffered {
 			h.Set("Content-Length", strconv.Itoa(n))
 		} // else net/http sets it, holding the whole response
 		if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
@@ -412,7 +419,11 @@ func (p *postSender) answer(m *jsonrpc.Message, early bool) error {
 			_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
 		}
 		p.w.WriteHeader(status)
-		_, err = m.WriteTo(p.w)
+		if n <= len(p.scratch) {
+			_, err = p.w.Write(m.Append(p.scratch[:0]))
+		} else {
+			_, err = m.WriteTo(p.w)
+		}
 	}
 	if early && err == nil {
 		err = http.NewResponseController(p.w).Flush()

@@ -54,7 +54,8 @@ type Config struct {
 	// MaxBytes bounds the tables kept, by their estimated size in memory
 	// uncompressed, for the default store; zero means DefaultMaxBytes. A
 	// table larger than the whole bound is refused; others make room by
-	// dropping the least recently used.
+	// dropping the least recently used. A CSV file load_csv read counts as
+	// the table it makes, although the file stays where it is.
 	MaxBytes int64
 	// MemoryLimit bounds the memory DuckDB uses; zero means
 	// DefaultMemoryLimit. Tables beyond it spill to a temporary
@@ -69,17 +70,43 @@ const DefaultMaxBytes = 8 << 30
 // DefaultMemoryLimit is the default bound of DuckDB's memory: 512 MiB.
 const DefaultMemoryLimit = 512 << 20
 
-// Table is a table behind a tbl_ handle: a DuckDB table, or a Parquet
-// file in the data directory.
+// Table is a table behind a tbl_ handle: a DuckDB table, a Parquet file
+// in the data directory, or a CSV file as load_csv read it.
 type Table struct {
 	// Name names the DuckDB table or, with Parquet set, the file
 	// (Name + ".parquet" in the data directory).
 	Name    string `json:"name"`
 	Parquet bool   `json:"parquet,omitempty"`
+	// File, when set, is the CSV file the table reads, unchanged since
+	// load_csv read it; the tables made from it are DuckDB's.
+	File *LoadedFile `json:"file,omitempty"`
 	// Rows is the number of rows.
 	Rows int64 `json:"rows"`
 	// Columns are the table's columns, in order.
 	Columns []Column `json:"columns"`
+}
+
+// LoadedFile is a CSV file as load_csv read it: where, how, and the size
+// and modification time it had, which it must keep for its table to read
+// it again.
+type LoadedFile struct {
+	Path    string    `json:"path"`
+	Options string    `json:"options"` // the arguments of read_csv
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"modTime"`
+}
+
+// unchanged reports an error when the file is not as it was loaded.
+func (f *LoadedFile) unchanged() error {
+	fi, err := os.Stat(f.Path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s, loaded as this table, is gone (%w): load the file again (load_csv)", f.Path, err)
+	case fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime):
+		return fmt.Errorf("%s changed since it was loaded as this table (%d bytes, modified %s; now %d bytes, modified %s): load the file again (load_csv)",
+			f.Path, f.Size, f.ModTime.Format(time.RFC3339), fi.Size(), fi.ModTime().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // Column is a column of a table.
@@ -228,6 +255,9 @@ func (t *Toolset) dropEntry(e handle.Entry) {
 
 // drop removes a table's data.
 func (t *Toolset) drop(tb *Table) {
+	if tb.File != nil {
+		return // the file is the user's
+	}
 	if tb.Parquet {
 		_ = os.Remove(t.parquetPath(tb.Name))
 		return
@@ -241,15 +271,21 @@ func (t *Toolset) parquetPath(name string) string {
 	return filepath.Join(t.dataDir, name+".parquet")
 }
 
-// rel is the SQL relation of a table. Using a Parquet table marks its
-// file used now, for sweep.
-func (t *Toolset) rel(tb *Table) string {
-	if tb.Parquet {
+// rel is the SQL relation of a table; it fails for a loaded file that
+// changed since. Using a Parquet table marks its file used now, for sweep.
+func (t *Toolset) rel(tb *Table) (string, error) {
+	switch {
+	case tb.File != nil:
+		if err := tb.File.unchanged(); err != nil {
+			return "", err
+		}
+		return "read_csv(" + tb.File.Options + ")", nil
+	case tb.Parquet:
 		now := time.Now()
 		_ = os.Chtimes(t.parquetPath(tb.Name), now, now) // a missing file fails the query itself
-		return "read_parquet(" + sqlString(t.parquetPath(tb.Name)) + ")"
+		return "read_parquet(" + sqlString(t.parquetPath(tb.Name)) + ")", nil
 	}
-	return catalog + "." + ident(tb.Name)
+	return catalog + "." + ident(tb.Name), nil
 }
 
 // catalog is the in-memory DuckDB catalog of the tables.
@@ -288,9 +324,15 @@ func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ..
 			_ = os.Remove(tmp)
 			return TableInfo{}, fmt.Errorf("keeping the table in the data directory: %w", err)
 		}
-	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+t.rel(tb)+" AS "+sel, args...); err != nil {
+	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+catalog+"."+ident(tb.Name)+" AS "+sel, args...); err != nil {
 		return TableInfo{}, err
 	}
+	return t.keep(ctx, tb)
+}
+
+// keep summarizes a new table and puts it in the store, or drops it again
+// when the store refuses it (too large): nothing is left half-stored.
+func (t *Toolset) keep(ctx context.Context, tb *Table) (TableInfo, error) {
 	info, size, err := t.summarize(ctx, tb)
 	if err == nil {
 		info.Table, err = handle.Put(ctx, t.store, tb, size)
@@ -306,7 +348,11 @@ func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ..
 // reads and the table's size in memory (estimated: 8 bytes a fixed-width
 // value, 16 bytes plus the text for a string).
 func (t *Toolset) summarize(ctx context.Context, tb *Table) (TableInfo, int64, error) {
-	rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM "+t.rel(tb))
+	from, err := t.rel(tb)
+	if err != nil {
+		return TableInfo{}, 0, err
+	}
+	rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM "+from)
 	if err != nil {
 		return TableInfo{}, 0, fmt.Errorf("reading the table's columns: %w", err)
 	}
@@ -334,7 +380,7 @@ func (t *Toolset) summarize(ctx context.Context, tb *Table) (TableInfo, int64, e
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+t.rel(tb)).Scan(ptrs...); err != nil {
+	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+from).Scan(ptrs...); err != nil {
 		return TableInfo{}, 0, fmt.Errorf("counting the table's rows: %w", err)
 	}
 	tb.Rows = vals[0]

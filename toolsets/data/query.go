@@ -47,7 +47,11 @@ func (t *Toolset) query() tool.Tool {
 			// The names are views on this connection only, dropped after.
 			for _, name := range names {
 				defer conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp."+ident(name))
-				if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+t.rel(in.Tables[name].Value())); err != nil {
+				from, err := t.rel(in.Tables[name].Value())
+				if err != nil {
+					return TableInfo{}, err
+				}
+				if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+from); err != nil {
 					return TableInfo{}, engineError("query: naming table "+name, err)
 				}
 			}

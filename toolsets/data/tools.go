@@ -55,7 +55,8 @@ type loadCSVIn struct {
 func (t *Toolset) loadCSV() tool.Tool {
 	return makeTool(t, "load_csv", "Load a CSV file",
 		"Loads a CSV file as a table and returns its handle and a summary (rows, columns, missing cells), not the rows. "+
-			"Delimiter, header, column types, quoting and a BOM are detected.",
+			"Delimiter, header, column types, quoting and a BOM are detected. "+
+			"The table is the file as it is now: if the file changes, load it again.",
 		false, func(ctx context.Context, in loadCSVIn) (TableInfo, error) {
 			real, fi, err := t.readable(in.Path)
 			if err != nil {
@@ -67,7 +68,11 @@ func (t *Toolset) loadCSV() tool.Tool {
 			stop := reportProgress(ctx, fmt.Sprintf("reading %s (%s)", filepath.Base(real), bytesText(fi.Size())))
 			opts, err := t.csvOptions(ctx, real, in.Encoding)
 			var info TableInfo
-			if err == nil {
+			switch {
+			case err != nil:
+			case t.dataDir == "":
+				info, err = t.keepFile(ctx, real, fi, opts)
+			default: // replicas share the data directory, not the user's files
 				info, err = t.materialize(ctx, t.db, "SELECT * FROM read_csv("+opts+")")
 			}
 			stop(fmt.Sprintf("loaded %s: %d rows", filepath.Base(real), info.Rows))
@@ -76,6 +81,24 @@ func (t *Toolset) loadCSV() tool.Tool {
 			}
 			return info, nil
 		})
+}
+
+// keepFile makes a table of the CSV file at path (as fi describes it,
+// read with the read_csv arguments opts) without copying it: the file is
+// read once here, to check and summarize it, and again by each tool that
+// uses the table, as long as it stays as it is. The tables made from it
+// are DuckDB's own. Copying the file into DuckDB's storage instead took
+// about three times as long as reading it (bench/README.md).
+func (t *Toolset) keepFile(ctx context.Context, path string, fi os.FileInfo, opts string) (TableInfo, error) {
+	tb := &Table{Name: "f_" + randomHex(), File: &LoadedFile{Path: path, Options: opts, Size: fi.Size(), ModTime: fi.ModTime()}}
+	info, size, err := t.summarize(ctx, tb)
+	if err == nil {
+		err = tb.File.unchanged() // it changed while being read
+	}
+	if err == nil {
+		info.Table, err = handle.Put(ctx, t.store, tb, size)
+	}
+	return info, err
 }
 
 // csvDelimiters are the delimiters DuckDB's sniffer considers.
@@ -210,7 +233,11 @@ func (t *Toolset) head() tool.Tool {
 
 // csvText renders the first n rows of tb as CSV, with a header.
 func (t *Toolset) csvText(ctx context.Context, tb *Table, n int) (string, error) {
-	rows, err := t.db.QueryContext(ctx, "SELECT * FROM "+t.rel(tb)+" LIMIT "+strconv.Itoa(n))
+	from, err := t.rel(tb)
+	if err != nil {
+		return "", err
+	}
+	rows, err := t.db.QueryContext(ctx, "SELECT * FROM "+from+" LIMIT "+strconv.Itoa(n))
 	if err != nil {
 		return "", engineError("reading the table", err)
 	}
@@ -295,6 +322,10 @@ func (t *Toolset) describe() tool.Tool {
 }
 
 func (t *Toolset) describeTable(ctx context.Context, tb *Table) (Description, error) {
+	from, err := t.rel(tb)
+	if err != nil {
+		return Description{}, err
+	}
 	var exprs []string
 	for _, c := range tb.Columns {
 		q := ident(c.Name)
@@ -318,7 +349,7 @@ func (t *Toolset) describeTable(ctx context.Context, tb *Table) (Description, er
 		s.Name, s.Type = c.Name, c.Type
 		ptrs = append(ptrs, &s.Count, &s.Min, &s.Max, &s.Mean, &s.Std, &s.Distinct, &s.Top)
 	}
-	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+t.rel(tb)).Scan(ptrs...); err != nil {
+	if err := t.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+from).Scan(ptrs...); err != nil {
 		return Description{}, engineError("describing the table", err)
 	}
 	for i := range d.Columns {
@@ -365,6 +396,10 @@ func (t *Toolset) dropMissing() tool.Tool {
 		"Makes a new table without the rows that miss a value (in any column, or in the columns given), and returns its handle and summary.",
 		false, func(ctx context.Context, in dropMissingIn) (TableInfo, error) {
 			tb := in.Table.Value()
+			from, err := t.rel(tb)
+			if err != nil {
+				return TableInfo{}, err
+			}
 			if err := checkColumns(tb, in.Columns); err != nil {
 				return TableInfo{}, err
 			}
@@ -382,7 +417,7 @@ func (t *Toolset) dropMissing() tool.Tool {
 			if len(conds) > 0 {
 				where = strings.Join(conds, " AND ")
 			}
-			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" WHERE "+where)
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+from+" WHERE "+where)
 			if err != nil {
 				return TableInfo{}, engineError("dropping missing values", err)
 			}
@@ -405,6 +440,10 @@ func (t *Toolset) filter() tool.Tool {
 		"Makes a new table with the rows whose column compares to the value as asked, and returns its handle and summary.",
 		false, func(ctx context.Context, in filterIn) (TableInfo, error) {
 			tb := in.Table.Value()
+			from, err := t.rel(tb)
+			if err != nil {
+				return TableInfo{}, err
+			}
 			if err := checkColumns(tb, []string{in.Column}); err != nil {
 				return TableInfo{}, err
 			}
@@ -437,7 +476,7 @@ func (t *Toolset) filter() tool.Tool {
 				where = col + " " + comparisons[in.Op] + " CAST(? AS " + typ + ")"
 				args = append(args, v)
 			}
-			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" WHERE "+where, args...)
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+from+" WHERE "+where, args...)
 			if err != nil {
 				return TableInfo{}, engineError("filtering", err)
 			}
@@ -456,10 +495,14 @@ func (t *Toolset) selectColumns() tool.Tool {
 		"Makes a new table with only the columns given, in that order, and returns its handle and summary.",
 		false, func(ctx context.Context, in selectIn) (TableInfo, error) {
 			tb := in.Table.Value()
+			from, err := t.rel(tb)
+			if err != nil {
+				return TableInfo{}, err
+			}
 			if err := checkColumns(tb, in.Columns); err != nil {
 				return TableInfo{}, err
 			}
-			info, err := t.materialize(ctx, t.db, "SELECT "+identList(in.Columns)+" FROM "+t.rel(tb))
+			info, err := t.materialize(ctx, t.db, "SELECT "+identList(in.Columns)+" FROM "+from)
 			if err != nil {
 				return TableInfo{}, engineError("selecting columns", err)
 			}
@@ -486,6 +529,10 @@ func (t *Toolset) sort() tool.Tool {
 		"Makes a new table with the rows sorted by the columns given (missing values last), and returns its handle and summary.",
 		false, func(ctx context.Context, in sortIn) (TableInfo, error) {
 			tb := in.Table.Value()
+			from, err := t.rel(tb)
+			if err != nil {
+				return TableInfo{}, err
+			}
 			if err := checkColumns(tb, in.By); err != nil {
 				return TableInfo{}, err
 			}
@@ -497,7 +544,7 @@ func (t *Toolset) sort() tool.Tool {
 			for i, c := range in.By {
 				keys[i] = ident(c) + dir
 			}
-			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+t.rel(tb)+" ORDER BY "+strings.Join(keys, ", "))
+			info, err := t.materialize(ctx, t.db, "SELECT * FROM "+from+" ORDER BY "+strings.Join(keys, ", "))
 			if err != nil {
 				return TableInfo{}, engineError("sorting", err)
 			}
@@ -524,6 +571,10 @@ func (t *Toolset) groupBy() tool.Tool {
 		"Makes a new table with one row per group of the columns given and the aggregates asked for, and returns its handle and summary.",
 		false, func(ctx context.Context, in groupByIn) (TableInfo, error) {
 			tb := in.Table.Value()
+			from, err := t.rel(tb)
+			if err != nil {
+				return TableInfo{}, err
+			}
 			if err := checkColumns(tb, in.By); err != nil {
 				return TableInfo{}, err
 			}
@@ -537,7 +588,7 @@ func (t *Toolset) groupBy() tool.Tool {
 				}
 				sel = append(sel, fmt.Sprintf(aggregates[a.Function], ident(a.Column))+" AS "+ident(a.Function+"_"+a.Column))
 			}
-			info, err := t.materialize(ctx, t.db, "SELECT "+strings.Join(sel, ", ")+" FROM "+t.rel(tb)+" GROUP BY "+identList(in.By)+" ORDER BY "+identList(in.By))
+			info, err := t.materialize(ctx, t.db, "SELECT "+strings.Join(sel, ", ")+" FROM "+from+" GROUP BY "+identList(in.By)+" ORDER BY "+identList(in.By))
 			if err != nil {
 				return TableInfo{}, engineError("grouping", err)
 			}
@@ -581,8 +632,12 @@ func (t *Toolset) save(ctx context.Context, in saveIn, format string) (Saved, er
 		return Saved{}, err
 	}
 	tb := in.Table.Value()
+	from, err := t.rel(tb)
+	if err != nil {
+		return Saved{}, err
+	}
 	tmp := filepath.Join(filepath.Dir(real), "."+filepath.Base(real)+".tmp-"+randomHex())
-	if _, err := t.db.ExecContext(ctx, "COPY (SELECT * FROM "+t.rel(tb)+") TO "+sqlString(tmp)+" ("+format+")"); err != nil {
+	if _, err := t.db.ExecContext(ctx, "COPY (SELECT * FROM "+from+") TO "+sqlString(tmp)+" ("+format+")"); err != nil {
 		_ = os.Remove(tmp)
 		return Saved{}, engineError("saving "+in.Path, err)
 	}

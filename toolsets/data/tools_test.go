@@ -211,3 +211,44 @@ func TestSharedDataDir(t *testing.T) {
 		t.Fatalf("a shared store without a data directory: %v", err)
 	}
 }
+
+// TestLoadedFileChanges: a table load_csv made reads its file as it was
+// loaded; once the file changes or goes, the table's tools say so and
+// what to do, while the tables made from it live on.
+func TestLoadedFileChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(path string) error
+		want   string
+	}{
+		{"rewritten", func(p string) error { return os.WriteFile(p, []byte("a,b\n9,9\n9,9\n9,9\n"), 0o644) }, "changed since it was loaded"},
+		{"same size, touched", func(p string) error {
+			later := time.Now().Add(time.Hour)
+			return os.Chtimes(p, later, later)
+		}, "changed since it was loaded"},
+		{"removed", os.Remove, "is gone"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Config{})
+			path := e.write("f.csv", "a,b\n1,\n2,3\n4,5\n")
+			raw, info := e.load("f.csv")
+			if info.Rows != 3 || info.Missing != 1 {
+				t.Fatalf("loaded %+v", info)
+			}
+			clean, _ := tableOf(t, e.must("drop_missing", map[string]any{"table": raw}))
+			if err := tc.change(path); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"head", "describe", "drop_missing"} {
+				_, err := e.call(name, map[string]any{"table": raw})
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "load the file again") {
+					t.Errorf("%s of the loaded table: %v, want %q and what to do", name, err, tc.want)
+				}
+			}
+			if got := e.must("head", map[string]any{"table": clean, "n": 5}); got != "a,b\n2,3\n4,5\n" {
+				t.Errorf("the table made from it: %q", got)
+			}
+		})
+	}
+}

@@ -12,16 +12,24 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
+// flushOnly wraps a ResponseWriter as middleware may: it flushes, but
+// neither hands its connection over nor unwraps.
+type flushOnly struct{ http.ResponseWriter }
+
+func (f flushOnly) Flush() { f.ResponseWriter.(http.Flusher).Flush() }
+
 // TestHTTPEarlyResponses: a response that ends while its tool runs on (a
 // stream closed for the client to resume, a timeout) reaches the client
 // at once, on HTTP/1.1 (the handler's goroutine runs the request and
-// hands the connection over, or flushes with Connection: close) and on
-// HTTP/2 (a worker runs it); the client's next call is served at once
-// although the tool still runs, in both eras.
+// hands the connection over, or flushes with Connection: close), on
+// HTTP/2 and behind a writer that cannot hand its connection over (a
+// worker runs it); the client's next call is served at once although the
+// tool still runs, in both eras.
 func TestHTTPEarlyResponses(t *testing.T) {
-	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+	for _, setup := range []string{"HTTP/1.1", "HTTP/2.0", "HTTP/1.1 wrapped"} {
+		proto, wrapped := strings.CutSuffix(setup, " wrapped")
 		for _, version := range []string{Version20251125, LatestVersion} {
-			t.Run(proto+"/"+version, func(t *testing.T) {
+			t.Run(setup+"/"+version, func(t *testing.T) {
 				release := make(chan struct{})
 				var running atomic.Int32
 				srv := ctServer(t)
@@ -38,6 +46,9 @@ func TestHTTPEarlyResponses(t *testing.T) {
 				var served atomic.Value
 				ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					served.Store(r.Proto)
+					if wrapped {
+						w = flushOnly{w}
+					}
 					h.ServeHTTP(w, r)
 				}))
 				ts.EnableHTTP2 = proto == "HTTP/2.0"

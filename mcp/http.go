@@ -346,9 +346,10 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 
 // serve runs request msg of c in ctx, answering through ps, and returns
 // once its HTTP response is done. On HTTP/1 the handler's goroutine runs
-// the request; on HTTP/2 a worker does, so that the response can end while
-// the request runs on (a timeout, a dropped legacy connection, an SSE
-// stream closed for polling).
+// the request; on HTTP/2, or behind a ResponseWriter that cannot hand its
+// connection over, a worker does, so that the response can end while the
+// request runs on (a timeout, a dropped legacy connection, an SSE stream
+// closed for polling).
 func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender, c *conn, msg *jsonrpc.Message) {
 	if ps.inline {
 		c.serve(ctx, msg, ps)

@@ -240,7 +240,8 @@ func (l *eventLog) detach(s *eventStream, w *sseWriter) {
 // cut by taking its connection over from net/http, ending the chunked body
 // and closing the connection. HTTP/2 cannot hand a connection over, so
 // there the request runs on a worker and the handler returns as soon as
-// the response is done.
+// the response is done; so it does behind a ResponseWriter that wraps
+// net/http's without Unwrap.
 type postSender struct {
 	w      http.ResponseWriter
 	modern bool
@@ -278,12 +279,27 @@ func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
 
 func newPostSender(w http.ResponseWriter, r *http.Request, log *eventLog, modern bool) *postSender {
 	p := &postSender{w: w, log: log, modern: modern, start: time.Now()}
-	if r.ProtoMajor == 1 {
+	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {
 		p.done = make(chan struct{})
 	}
 	return p
+}
+
+// canHijack reports whether w, or a ResponseWriter it wraps (Unwrap, as
+// http.ResponseController finds them), can hand its connection over.
+func canHijack(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
 
 // netHTTPBuffered is how much of a response net/http holds before it sends

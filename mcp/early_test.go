@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,10 +31,11 @@ func TestHTTPEarlyResponses(t *testing.T) {
 		proto, wrapped := strings.CutSuffix(setup, " wrapped")
 		for _, version := range []string{Version20251125, LatestVersion} {
 			t.Run(setup+"/"+version, func(t *testing.T) {
+				t.Parallel()
 				release := make(chan struct{})
 				var running atomic.Int32
 				srv := ctServer(t)
-				srv.RequestTimeout = 300 * time.Millisecond
+				srv.RequestTimeout = 2 * time.Second // past the client's wait before it resumes (1 s)
 				if err := srv.AddTools(ctTool("hang", `{"type":"object"}`, func(context.Context, map[string]any) (*tool.Result, error) {
 					running.Add(1)
 					defer running.Add(-1)
@@ -42,9 +44,29 @@ func TestHTTPEarlyResponses(t *testing.T) {
 				})); err != nil {
 					t.Fatal(err)
 				}
+				// poll closes its stream and waits until the client resumes
+				// it: the response must end while the tool runs.
+				resumed := make(chan struct{})
+				var resumedOnce sync.Once
+				if err := srv.AddTools(ctTool("poll", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
+					if !CloseSSEStream(ctx) {
+						return tool.Text("not closed"), nil
+					}
+					select {
+					case <-resumed:
+						return tool.Text("resumed"), nil
+					case <-time.After(5 * time.Second):
+						return tool.Text("the stream did not end while the tool ran"), nil
+					}
+				})); err != nil {
+					t.Fatal(err)
+				}
 				h := NewHTTPHandler(srv)
 				var served atomic.Value
 				ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodGet && r.Header.Get(HeaderLastEventID) != "" {
+						resumedOnce.Do(func() { close(resumed) })
+					}
 					served.Store(r.Proto)
 					if wrapped {
 						w = flushOnly{w}
@@ -61,12 +83,12 @@ func TestHTTPEarlyResponses(t *testing.T) {
 				s := ctConnect(t, &Client{ProtocolVersion: version}, &HTTPTransport{URL: ts.URL, HTTPClient: ts.Client()})
 
 				if version == Version20251125 {
-					res, err := s.CallTool(ctContext(t), "slow", nil)
+					res, err := s.CallTool(ctContext(t), "poll", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if got := ctText(t, res); got != "resumed" {
-						t.Errorf("slow: got %q, want the result on the resumed stream", got)
+						t.Errorf("poll: got %q, want the result on the stream resumed while the tool ran", got)
 					}
 				}
 
@@ -75,7 +97,7 @@ func TestHTTPEarlyResponses(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "timed out") {
 					t.Errorf("hang: got %v, want a timeout", err)
 				}
-				if d := time.Since(start); d > 3*time.Second {
+				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("the timeout took %v", d)
 				}
 				if running.Load() != 1 {

@@ -258,12 +258,11 @@ type postSender struct {
 	jsonType [1]string
 	scratch  [256]byte
 
-	mu       sync.Mutex
-	stream   *eventStream
-	sse      *sseWriter
-	closed   bool // no more writes: a response was written or cut, or the handler returned
-	returned bool // the HTTP handler returned (or is about to)
-	start    time.Time
+	mu     sync.Mutex
+	stream *eventStream
+	sse    *sseWriter
+	closed bool // no more writes: a response was written or cut, or the handler returned
+	start  time.Time
 
 	// With a worker (HTTP/2): done is closed when the response is done,
 	// and the request as the worker runs it.
@@ -336,36 +335,37 @@ func (p *postSender) closeStream() bool {
 	if p.stream == nil {
 		p.startStream()
 	}
-	return p.endLocked()
+	p.endLocked()
+	return true
 }
 
-// endLocked ends the HTTP response now, while the request runs on, and
-// reports whether it could; p.mu is held. Events still to come are only
-// logged, for the client to resume.
-func (p *postSender) endLocked() bool {
+// endLocked ends the HTTP response now, while the request runs on; p.mu
+// is held. Events still to come are only logged, for the client to
+// resume. Should the connection fail to be handed over (it broke), the
+// response ends when the handler returns.
+func (p *postSender) endLocked() {
 	if !p.inline {
 		p.markDone()
-		return true
+		return
 	}
-	if p.returned {
-		return true // net/http ends the response itself
+	if p.closed {
+		return // cut already, or the handler returned: net/http ends it
 	}
 	p.closed = true
 	p.detachLocked()
 	rc := http.NewResponseController(p.w)
 	if rc.Flush() != nil {
-		return false
+		return
 	}
 	c, buf, err := rc.Hijack()
 	if err != nil {
-		return false
+		return
 	}
 	if p.chunked {
 		_, _ = buf.WriteString("0\r\n\r\n") // the end of the chunked body
 		_ = buf.Flush()
 	}
 	_ = c.Close()
-	return true
 }
 
 func (p *postSender) send(m *jsonrpc.Message) error {
@@ -479,7 +479,7 @@ func (p *postSender) wait(ctx context.Context) {
 // release stops all writes to the HTTP response: its handler returns.
 func (p *postSender) release() {
 	p.mu.Lock()
-	p.closed, p.returned = true, true
+	p.closed = true
 	p.detachLocked()
 	p.mu.Unlock()
 }

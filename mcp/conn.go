@@ -85,7 +85,11 @@ type request struct {
 	params json.RawMessage
 	out    sender
 
-	answered atomic.Bool
+	// answerMu is held while the response is sent, so that whoever
+	// answers second (the handler, a timeout, a cancellation) returns only
+	// once the response is out: an HTTP handler must not end before.
+	answerMu sync.Mutex
+	answered bool
 
 	// Set by resolve, from _meta (modern) or the session (legacy).
 	modern        bool
@@ -190,11 +194,15 @@ type earlyFinisher interface {
 }
 
 // answer sends the request's response once; early tells that the
-// request's handler may still be running.
+// request's handler may still be running. A later call returns once the
+// first has sent the response.
 func (r *request) answer(m *jsonrpc.Message, early bool) {
-	if !r.answered.CompareAndSwap(false, true) {
+	r.answerMu.Lock()
+	defer r.answerMu.Unlock()
+	if r.answered {
 		return
 	}
+	r.answered = true
 	var err error
 	if f, ok := r.out.(earlyFinisher); ok && early {
 		err = f.finishEarly(m)

@@ -118,3 +118,37 @@ func TestHTTPEarlyResponses(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPTimeoutRacesResult: a tool that returns just as its request
+// times out gets exactly one answer, the result or the timeout error,
+// never an empty response (the handler must not return while the timer
+// writes).
+func TestHTTPTimeoutRacesResult(t *testing.T) {
+	srv := ctServer(t)
+	srv.RequestTimeout = 5 * time.Millisecond
+	var n atomic.Int64
+	if err := srv.AddTools(ctTool("edge", `{"type":"object"}`, func(context.Context, map[string]any) (*tool.Result, error) {
+		// Around the timeout, a little earlier or later each time.
+		time.Sleep(time.Duration(4000+n.Add(1)%20*100) * time.Microsecond)
+		return tool.Text("in time"), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	ts, _, _ := ctServe(t, srv)
+	for _, version := range []string{Version20251125, LatestVersion} {
+		s := ctConnect(t, &Client{ProtocolVersion: version}, &HTTPTransport{URL: ts.URL})
+		results, timeouts := 0, 0
+		for range 150 {
+			res, err := s.CallTool(ctContext(t), "edge", nil)
+			switch {
+			case err == nil && ctText(t, res) == "in time":
+				results++
+			case err != nil && strings.Contains(err.Error(), "timed out"):
+				timeouts++
+			default:
+				t.Fatalf("%s: got %v, %v; want the result or the timeout error", version, res, err)
+			}
+		}
+		t.Logf("%s: %d results, %d timeouts", version, results, timeouts)
+	}
+}

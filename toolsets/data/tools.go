@@ -358,6 +358,15 @@ func (t *Toolset) describeTable(ctx context.Context, tb *Table) (Description, er
 	return d, nil
 }
 
+// from is the SQL relation of tb (see rel), once the columns named are
+// known to be tb's.
+func (t *Toolset) from(tb *Table, columns ...string) (string, error) {
+	if err := checkColumns(tb, columns); err != nil {
+		return "", err
+	}
+	return t.rel(tb)
+}
+
 // checkColumns refuses column names tb does not have, naming the ones it
 // has.
 func checkColumns(tb *Table, names []string) error {
@@ -396,11 +405,8 @@ func (t *Toolset) dropMissing() tool.Tool {
 		"Makes a new table without the rows that miss a value (in any column, or in the columns given), and returns its handle and summary.",
 		false, func(ctx context.Context, in dropMissingIn) (TableInfo, error) {
 			tb := in.Table.Value()
-			from, err := t.rel(tb)
+			from, err := t.from(tb, in.Columns...)
 			if err != nil {
-				return TableInfo{}, err
-			}
-			if err := checkColumns(tb, in.Columns); err != nil {
 				return TableInfo{}, err
 			}
 			cols := in.Columns
@@ -440,11 +446,8 @@ func (t *Toolset) filter() tool.Tool {
 		"Makes a new table with the rows whose column compares to the value as asked, and returns its handle and summary.",
 		false, func(ctx context.Context, in filterIn) (TableInfo, error) {
 			tb := in.Table.Value()
-			from, err := t.rel(tb)
+			from, err := t.from(tb, in.Column)
 			if err != nil {
-				return TableInfo{}, err
-			}
-			if err := checkColumns(tb, []string{in.Column}); err != nil {
 				return TableInfo{}, err
 			}
 			col := ident(in.Column)
@@ -495,11 +498,8 @@ func (t *Toolset) selectColumns() tool.Tool {
 		"Makes a new table with only the columns given, in that order, and returns its handle and summary.",
 		false, func(ctx context.Context, in selectIn) (TableInfo, error) {
 			tb := in.Table.Value()
-			from, err := t.rel(tb)
+			from, err := t.from(tb, in.Columns...)
 			if err != nil {
-				return TableInfo{}, err
-			}
-			if err := checkColumns(tb, in.Columns); err != nil {
 				return TableInfo{}, err
 			}
 			info, err := t.materialize(ctx, t.db, "SELECT "+identList(in.Columns)+" FROM "+from)
@@ -529,11 +529,8 @@ func (t *Toolset) sort() tool.Tool {
 		"Makes a new table with the rows sorted by the columns given (missing values last), and returns its handle and summary.",
 		false, func(ctx context.Context, in sortIn) (TableInfo, error) {
 			tb := in.Table.Value()
-			from, err := t.rel(tb)
+			from, err := t.from(tb, in.By...)
 			if err != nil {
-				return TableInfo{}, err
-			}
-			if err := checkColumns(tb, in.By); err != nil {
 				return TableInfo{}, err
 			}
 			dir := " ASC NULLS LAST"
@@ -571,11 +568,8 @@ func (t *Toolset) groupBy() tool.Tool {
 		"Makes a new table with one row per group of the columns given and the aggregates asked for, and returns its handle and summary.",
 		false, func(ctx context.Context, in groupByIn) (TableInfo, error) {
 			tb := in.Table.Value()
-			from, err := t.rel(tb)
+			from, err := t.from(tb, in.By...)
 			if err != nil {
-				return TableInfo{}, err
-			}
-			if err := checkColumns(tb, in.By); err != nil {
 				return TableInfo{}, err
 			}
 			sel := []string{identList(in.By)}

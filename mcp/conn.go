@@ -283,10 +283,14 @@ func (c *conn) notification(m *jsonrpc.Message) {
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
 	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		req.reply(nil)
-		return
+	case c.sem <- struct{}{}: // a free slot, as usual: no wait, no select over ctx
+	default:
+		select {
+		case c.sem <- struct{}{}:
+		case <-ctx.Done():
+			req.reply(nil)
+			return
+		}
 	}
 	defer func() { <-c.sem }()
 

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -150,5 +151,61 @@ func TestHTTPTimeoutRacesResult(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d results, %d timeouts", version, results, timeouts)
+	}
+}
+
+// TestHTTPRequestOutlastsReadTimeout: a request whose tool runs past the
+// server's ReadTimeout (which bounds the arrival of its body) is neither
+// cancelled nor cut, and its connection serves the next call, on HTTP/1.1
+// and HTTP/2 in both eras: the read deadline ends with the body.
+func TestHTTPRequestOutlastsReadTimeout(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+		for _, version := range []string{Version20251125, LatestVersion} {
+			t.Run(proto+"/"+version, func(t *testing.T) {
+				t.Parallel()
+				srv := ctServer(t)
+				if err := srv.AddTools(ctTool("outlast", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
+					select {
+					case <-time.After(4 * readTimeout):
+						return tool.Text("ran"), nil
+					case <-ctx.Done():
+						return tool.Text("cancelled: " + context.Cause(ctx).Error()), nil
+					}
+				})); err != nil {
+					t.Fatal(err)
+				}
+				h := NewHTTPHandler(srv)
+				var conns atomic.Int32
+				ts := httptest.NewUnstartedServer(h)
+				ts.Config = NewHTTPServer(h, nil)
+				ts.Config.ReadTimeout = readTimeout
+				ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+					if s == http.StateNew {
+						conns.Add(1)
+					}
+				}
+				ts.EnableHTTP2 = proto == "HTTP/2.0"
+				ts.StartTLS()
+				t.Cleanup(func() {
+					ts.Close()
+					h.Close()
+				})
+				s := ctConnect(t, &Client{ProtocolVersion: version}, &HTTPTransport{URL: ts.URL, HTTPClient: ts.Client()})
+				before := conns.Load()
+				for i := range 2 {
+					res, err := s.CallTool(ctContext(t), "outlast", nil)
+					if err != nil {
+						t.Fatalf("call %d: %v", i, err)
+					}
+					if got := ctText(t, res); got != "ran" {
+						t.Errorf("call %d: got %q, want %q", i, got, "ran")
+					}
+				}
+				if n := conns.Load() - before; n != 0 {
+					t.Errorf("%d new connections for the calls, want 0: the read deadline cut the one in use", n)
+				}
+			})
+		}
 	}
 }

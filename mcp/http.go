@@ -159,8 +159,11 @@ func originAllowed(allowed []string, origin string) bool {
 // enforced by net/http itself.) A body that stops arriving fails at the
 // server's ReadTimeout with 408. Once the body is read, the read deadline
 // is lifted: the request may run, and its response stream stay open, as
-// long as it needs. On error it returns the HTTP status to refuse the
-// request with.
+// long as it needs. On HTTP/1 net/http lifts it itself as the body ends
+// (it starts a background read that watches for the client to leave,
+// without a deadline); on HTTP/2 it is lifted here, stopping the stream's
+// read timer. On error it returns the HTTP status to refuse the request
+// with.
 func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
 	if limit <= 0 {
 		limit = jsonrpc.DefaultMaxMessageSize
@@ -174,7 +177,9 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, e
 	}
 	b, err := jsonrpc.ReadBody(body, r.ContentLength, limit)
 	if err == nil {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		if r.ProtoMajor != 1 {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
 		return b, 0, nil
 	}
 	status, err := readError(err, limit)

@@ -187,43 +187,71 @@ func BenchmarkHTTPCalls(b *testing.B) {
 }
 
 func benchHTTPConcurrent(b *testing.B, s serverSpec, clients int, call *driver.Call, want string) {
-	srv := startHTTPServer(b, s)
+	srv, hc, sessions := connectHTTPClients(b, s, clients, call, want)
 	defer srv.stop()
+	defer hc.CloseIdleConnections()
+	defer closeAll(sessions)
+
+	b.ResetTimer()
+	cpu := startCPU(srv.cmd.Process.Pid)
+	start := time.Now()
+	lats, err := callConcurrently(sessions, b.N, call)
+	elapsed := time.Since(start)
+	cpu.report(b, b.N)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("%s: %v\nstderr:\n%s", s.Name, err, srv.stderr)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	reportLatency(b, slices.Concat(lats...))
+	reportPeakRSS(b, srv.cmd.Process.Pid)
+}
+
+// connectHTTPClients starts server s on HTTP and opens clients sessions
+// to it, each on its own keep-alive connection, checking call on each.
+// The caller stops the server, the client and the sessions.
+func connectHTTPClients(b *testing.B, s serverSpec, clients int, call *driver.Call, want string) (*httpServer, *driver.HTTPClient, []*driver.HTTPSession) {
+	srv := startHTTPServer(b, s)
 	hc, err := driver.NewHTTPClient(srv.URL)
 	if err != nil {
+		srv.stop()
 		b.Fatal(err)
 	}
-	defer hc.CloseIdleConnections()
 	sessions := make([]*driver.HTTPSession, 0, clients)
-	defer func() {
-		for _, sess := range sessions {
-			sess.Close()
-		}
-	}()
 	for range clients {
 		sess, err := hc.Connect()
 		if err != nil {
+			closeAll(sessions)
+			srv.stop()
 			b.Fatalf("%s: %v\nstderr:\n%s", s.Name, err, srv.stderr)
 		}
 		sessions = append(sessions, sess)
 		check(b, s.Name, sess, call, want)
 	}
+	return srv, hc, sessions
+}
 
+func closeAll(sessions []*driver.HTTPSession) {
+	for _, sess := range sessions {
+		sess.Close()
+	}
+}
+
+// callConcurrently makes n calls in all, each session calling as fast as
+// it can on its own goroutine, and returns each session's latencies. The
+// first error stops every session.
+func callConcurrently(sessions []*driver.HTTPSession, n int, call *driver.Call) ([][]time.Duration, error) {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
 		callErr error
 		wg      sync.WaitGroup
-		lats    = make([][]time.Duration, clients)
-		n       = int64(b.N)
+		lats    = make([][]time.Duration, len(sessions))
 	)
-	b.ResetTimer()
-	cpu := startCPU(srv.cmd.Process.Pid)
-	start := time.Now()
 	for i, sess := range sessions {
 		wg.Go(func() {
-			lat := make([]time.Duration, 0, b.N/clients+1)
-			for next.Add(1) <= n {
+			lat := make([]time.Duration, 0, n/len(sessions)+1)
+			for next.Add(1) <= int64(n) {
 				t0 := time.Now()
 				if _, err := sess.Call(call); err != nil {
 					errOnce.Do(func() { callErr = err })
@@ -236,15 +264,7 @@ func benchHTTPConcurrent(b *testing.B, s serverSpec, clients int, call *driver.C
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	cpu.report(b, b.N)
-	b.StopTimer()
-	if callErr != nil {
-		b.Fatalf("%s: %v\nstderr:\n%s", s.Name, callErr, srv.stderr)
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-	reportLatency(b, slices.Concat(lats...))
-	reportPeakRSS(b, srv.cmd.Process.Pid)
+	return lats, callErr
 }
 
 // TestServers checks every server's tools over both transports, so a broken

@@ -116,12 +116,31 @@ type request struct {
 	stateSubject string
 	appState     json.RawMessage
 
-	// The result of a tools/call, and the response once encoded into buf
-	// (from Server.results): parts of the request, not allocations of
-	// their own.
+	// parts holds the result of a tools/call and the response, and buf the
+	// response's encoding, from the server's pools until the response is
+	// written (recycle); nil before the result.
+	parts *responseParts
+	buf   *[]byte
+}
+
+// responseParts is what a request's response is made of until it is
+// written: pooled, so that neither the request nor each response
+// allocates it.
+type responseParts struct {
 	toolResult CallToolResult
 	resp       jsonrpc.Message
-	buf        *[]byte
+}
+
+// responseParts returns the request's response parts, taking them from
+// the server's pool the first time.
+func (r *request) responseParts() *responseParts {
+	if r.parts == nil {
+		r.parts, _ = r.conn.srv.parts.Get().(*responseParts)
+		if r.parts == nil {
+			r.parts = new(responseParts)
+		}
+	}
+	return r.parts
 }
 
 type requestKey struct{}
@@ -402,8 +421,9 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	if merr != nil {
 		return errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: encoding the %s result: %v", req.method, merr))
 	}
-	req.resp = jsonrpc.Message{ID: req.id, Result: b}
-	return &req.resp
+	a := req.responseParts()
+	a.resp = jsonrpc.Message{ID: req.id, Result: b}
+	return &a.resp
 }
 
 // maxPooledResult is the largest result buffer kept for reuse: enough for
@@ -412,13 +432,18 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 // sync.Pool lets the garbage collector drop idle buffers.
 const maxPooledResult = 4 << 20
 
-// recycle gives the request's result buffer back once the response has
-// been written (every sender copies it).
+// recycle gives the request's response parts and result buffer back once
+// the response has been written (every sender copies it).
 func (r *request) recycle() {
 	if r.buf != nil && cap(*r.buf) <= maxPooledResult {
 		r.conn.srv.results.Put(r.buf)
 	}
 	r.buf = nil
+	if r.parts != nil {
+		*r.parts = responseParts{}
+		r.conn.srv.parts.Put(r.parts)
+		r.parts = nil
+	}
 }
 
 func toRPCError(req *request, err error) *jsonrpc.Error {

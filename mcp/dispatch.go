@@ -399,8 +399,9 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	if res == nil {
 		res = &tool.Result{}
 	}
-	req.toolResult = CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}
-	return &req.toolResult, nil
+	a := req.responseParts()
+	a.toolResult = CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}
+	return &a.toolResult, nil
 }
 
 func (s *Server) listResources(req *request) (any, error) {

@@ -327,7 +327,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	ps := newPostSender(w, r, sess.events, false)
+	ps := newPostSender(w, r, h.Server, sess.events, false)
 	sess.conn.mu.Lock()
 	ps.prime = sess.conn.version >= Version20251125 // resumable streams came with 2025-11-25
 	sess.conn.mu.Unlock()
@@ -342,7 +342,7 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	ps := newPostSender(w, r, nil, true)
+	ps := newPostSender(w, r, h.Server, nil, true)
 	c := newConn(h.Server, nil)
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()

@@ -104,6 +104,7 @@ type Server struct {
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into
+	parts     sync.Pool // *responseParts of responses being written
 	metas     metaCache
 	mu        sync.RWMutex
 	tools     tool.Registry

@@ -252,11 +252,13 @@ type postSender struct {
 	// inline is set on HTTP/1, where the handler's goroutine runs the
 	// request; chunked when its SSE body is chunked (HTTP/1.1).
 	inline, chunked bool
-	// jsonType is the Content-Type header's value of a JSON answer, and
-	// scratch the room to encode a small one in: parts of the sender, not
-	// allocations of their own.
+	// jsonType is the Content-Type header's value of a JSON answer: part
+	// of the sender, not an allocation of its own.
 	jsonType [1]string
-	scratch  [256]byte
+	// bufs lends the buffer a JSON answer is encoded in (the server's
+	// result buffers), so that neither the sender nor each answer
+	// carries one.
+	bufs *sync.Pool
 
 	mu     sync.Mutex
 	stream *eventStream
@@ -276,8 +278,8 @@ type postSender struct {
 // run serves the request; a worker calls it.
 func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
 
-func newPostSender(w http.ResponseWriter, r *http.Request, log *eventLog, modern bool) *postSender {
-	p := &postSender{w: w, log: log, modern: modern, start: time.Now()}
+func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool) *postSender {
+	p := &postSender{w: w, log: log, modern: modern, bufs: &s.results, start: time.Now()}
 	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {
@@ -300,6 +302,10 @@ func canHijack(w http.ResponseWriter) bool {
 		}
 	}
 }
+
+// maxCopiedAnswer is the largest JSON answer encoded whole into a
+// buffer before it is written; a larger one goes out in parts.
+const maxCopiedAnswer = 4 << 10
 
 // netHTTPBuffered is how much of a response net/http holds before it sends
 // the headers: a handler that writes no more and returns gets a
@@ -435,10 +441,16 @@ func (p *postSender) answer(m *jsonrpc.Message, early bool) error {
 			_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
 		}
 		p.w.WriteHeader(status)
-		if n <= len(p.scratch) {
-			_, err = p.w.Write(m.Append(p.scratch[:0]))
+		if n <= maxCopiedAnswer {
+			buf, _ := p.bufs.Get().(*[]byte)
+			if buf == nil {
+				buf = new([]byte)
+			}
+			*buf = m.Append((*buf)[:0])
+			_, err = p.w.Write(*buf)
+			p.bufs.Put(buf)
 		} else {
-			_, err = m.WriteTo(p.w)
+			_, err = m.WriteTo(p.w) // its result not copied
 		}
 	}
 	if early && err == nil {

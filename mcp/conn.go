@@ -247,10 +247,10 @@ func (c *conn) receive(ctx context.Context, m *jsonrpc.Message, out sender, asyn
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
-				c.serve(ctx, m, out)
+				c.serve(ctx, m, out, time.Now())
 			}()
 		} else {
-			c.serve(ctx, m, out)
+			c.serve(ctx, m, out, time.Now())
 		}
 	}
 }
@@ -298,8 +298,9 @@ func (c *conn) notification(m *jsonrpc.Message) {
 	}
 }
 
-// serve runs one request to its response.
-func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
+// serve runs one request to its response; its timeout counts from start,
+// when it arrived.
+func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start time.Time) {
 	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
 	select {
 	case c.sem <- struct{}{}: // a free slot, as usual: no wait, no select over ctx
@@ -322,7 +323,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender) {
 	}
 	c.inflight[key] = req
 	if m.Method != MethodSubscriptionsListen {
-		req.deadline = time.Now().Add(c.srv.requestTimeout())
+		req.deadline = start.Add(c.srv.requestTimeout())
 		c.armTimeouts(req.deadline)
 	}
 	c.mu.Unlock()

@@ -269,33 +269,36 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
+	// The request's one reading of the clock: the session's last use, and
+	// the start of its timeout and of its response's write deadline.
+	start := time.Now()
 
 	// A legacy session?
 	if sid := r.Header.Get(HeaderSessionID); sid != "" && msg.Method != MethodInitialize {
-		sess := h.session(sid)
+		sess := h.session(sid, start)
 		if sess == nil {
 			if msg.IsRequest() && isModernBody(msg) {
 				// A modern client ignores sessions; so do we.
-				h.modern(w, r, msg)
+				h.modern(w, r, msg, start)
 				return
 			}
 			writeJSONError(w, http.StatusNotFound, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
 			return
 		}
-		h.legacy(w, r, sess, msg)
+		h.legacy(w, r, sess, msg, start)
 		return
 	}
 	switch {
 	case msg.Method == MethodInitialize && !IsModern(r.Header.Get(HeaderProtocolVersion)) && !isModernBody(msg):
 		sess := h.newSession(r)
-		h.legacy(w, r, sess, msg)
+		h.legacy(w, r, sess, msg, start)
 	case msg.IsResponse():
 		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a response was sent without an %s header: responses belong to a legacy session", HeaderSessionID))
 	case msg.IsNotification():
 		// Modern clients send no notifications over HTTP; accept and drop.
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		h.modern(w, r, msg)
+		h.modern(w, r, msg, start)
 	}
 }
 
@@ -310,7 +313,7 @@ func isModernBody(m *jsonrpc.Message) bool {
 	return p.Meta.V != ""
 }
 
-func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpSession, msg *jsonrpc.Message) {
+func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpSession, msg *jsonrpc.Message, start time.Time) {
 	if v := r.Header.Get(HeaderProtocolVersion); v != "" && msg.Method != MethodInitialize && sess.conn.isInitialized() {
 		if !isLegacy(v) && !IsModern(v) {
 			writeJSONError(w, http.StatusBadRequest, msg.ID, unsupportedVersion(v))
@@ -327,7 +330,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	ps := newPostSender(w, r, h.Server, sess.events, false)
+	ps := newPostSender(w, r, h.Server, sess.events, false, start)
 	sess.conn.mu.Lock()
 	ps.prime = sess.conn.version >= Version20251125 // resumable streams came with 2025-11-25
 	sess.conn.mu.Unlock()
@@ -337,12 +340,12 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 }
 
 // modern serves one stateless request.
-func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, start time.Time) {
 	if e, status := h.validateHeaders(r, msg); e != nil {
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	ps := newPostSender(w, r, h.Server, nil, true)
+	ps := newPostSender(w, r, h.Server, nil, true, start)
 	c := newConn(h.Server, nil)
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
@@ -357,7 +360,7 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 // closed for polling).
 func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender, c *conn, msg *jsonrpc.Message) {
 	if ps.inline {
-		c.serve(ctx, msg, ps)
+		c.serve(ctx, msg, ps, ps.start)
 		ps.release()
 		return
 	}
@@ -631,12 +634,11 @@ func (h *HTTPHandler) expireLocked() {
 	}
 }
 
-func (h *HTTPHandler) session(id string) *httpSession {
+func (h *HTTPHandler) session(id string, now time.Time) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.sessions[id]
 	if s != nil {
-		now := time.Now()
 		if now.Sub(s.lastUsed) > h.idleTimeout() {
 			delete(h.sessions, id)
 			s.end()
@@ -695,7 +697,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream"))
 		return
 	}
-	sess := h.session(sid)
+	sess := h.session(sid, time.Now())
 	if sess == nil {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
 		return

@@ -276,10 +276,10 @@ type postSender struct {
 }
 
 // run serves the request; a worker calls it.
-func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p) }
+func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p, p.start) }
 
-func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool) *postSender {
-	p := &postSender{w: w, log: log, modern: modern, bufs: &s.results, start: time.Now()}
+func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool, start time.Time) *postSender {
+	p := &postSender{w: w, log: log, modern: modern, bufs: &s.results, start: start}
 	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {
@@ -435,10 +435,10 @@ func (p *postSender) answer(m *jsonrpc.Message, early bool) error {
 		if early || n > netHTTPBuffered {
 			h.Set("Content-Length", strconv.Itoa(n))
 		} // else net/http sets it, holding the whole response
-		if now := time.Now(); now.Sub(p.start) > WriteTimeout/2 {
+		if time.Since(p.start) > WriteTimeout/2 { // the monotonic clock only
 			// The server's write deadline, set as the request arrived, may
 			// pass before the response is written: give it a fresh one.
-			_ = http.NewResponseController(p.w).SetWriteDeadline(now.Add(WriteTimeout))
+			_ = http.NewResponseController(p.w).SetWriteDeadline(time.Now().Add(WriteTimeout))
 		}
 		p.w.WriteHeader(status)
 		if n <= maxCopiedAnswer {

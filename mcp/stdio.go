@@ -136,7 +136,7 @@ func (r *reader) loop() {
 		} else {
 			r.timer.Reset(relayDelay)
 		}
-		c.serve(r.ctx, msg, r.out)
+		c.serve(r.ctx, msg, r.out, time.Now())
 		c.wg.Done()
 		r.timer.Stop()
 		// The state, not Stop, settles who reads on: a timer that fired

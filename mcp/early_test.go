@@ -209,3 +209,49 @@ func TestHTTPRequestOutlastsReadTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSessionEndCancelsRequests: ending a legacy session, by the
+// client's DELETE or by closing the handler, cancels the requests it has
+// in flight.
+func TestHTTPSessionEndCancelsRequests(t *testing.T) {
+	for _, end := range []string{"DELETE", "handler Close"} {
+		t.Run(end, func(t *testing.T) {
+			started := make(chan struct{})
+			ended := make(chan error, 1)
+			srv := ctServer(t)
+			if err := srv.AddTools(ctTool("wait", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
+				close(started)
+				select {
+				case <-ctx.Done():
+					ended <- ctx.Err()
+				case <-time.After(10 * time.Second):
+					ended <- nil
+				}
+				return tool.Text("done"), nil
+			})); err != nil {
+				t.Fatal(err)
+			}
+			ts, h, _ := ctServe(t, srv)
+			s := ctConnect(t, &Client{ProtocolVersion: Version20251125}, &HTTPTransport{URL: ts.URL})
+			go func() { _, _ = s.CallTool(ctContext(t), "wait", nil) }()
+			select {
+			case <-started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the tool did not start")
+			}
+			if end == "DELETE" {
+				_ = s.Close()
+			} else {
+				h.Close()
+			}
+			select {
+			case err := <-ended:
+				if err == nil {
+					t.Errorf("the tool's context was not cancelled when the session ended")
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the tool did not end")
+			}
+		})
+	}
+}

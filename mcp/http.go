@@ -177,6 +177,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, e
 	}
 	b, err := jsonrpc.ReadBody(body, r.ContentLength, limit)
 	if err == nil {
+		// Closed once read to its end, the body needs nothing more from
+		// net/http (which otherwise reads it for its end again before
+		// the response).
+		_ = r.Body.Close()
 		if r.ProtoMajor != 1 {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		}

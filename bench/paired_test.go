@@ -49,8 +49,9 @@ func (p *pairedSide) run(n int) error {
 
 // BenchmarkHTTPPaired: the load of BenchmarkHTTPCalls at 64 clients on two
 // servers started side by side, alternating between them in slices of
-// pairedSlice calls while the other waits with its sessions open, so that
-// the machine's drifting speed falls on both alike; b.N calls go to each.
+// pairedSlice calls (A B B A A B ...) while the other waits with its
+// sessions open, so that the machine's drifting speed falls on both alike;
+// b.N calls go to each.
 // The pair is MCPBENCH_PAIR ("base,other", default "mcpgo,toolwire").
 // Reports each server's calls/s and server CPU per call and the ratios
 // of other to base, as BenchmarkHTTPCalls measures them. Run it with a
@@ -80,10 +81,16 @@ func BenchmarkHTTPPaired(b *testing.B) {
 			defer closeAll(p.sessions)
 		}
 		b.ResetTimer()
-		for sides[1].calls < b.N {
-			for _, p := range sides {
-				if err := p.run(min(pairedSlice, b.N-p.calls)); err != nil {
-					b.Fatalf("%s: %v\nstderr:\n%s", p.spec.Name, err, p.srv.stderr)
+		for round := 0; sides[0].calls < b.N || sides[1].calls < b.N; round++ {
+			order := sides // A B, then B A: a drift within a round falls on both
+			if round%2 == 1 {
+				order[0], order[1] = sides[1], sides[0]
+			}
+			for _, p := range order {
+				if n := min(pairedSlice, b.N-p.calls); n > 0 {
+					if err := p.run(n); err != nil {
+						b.Fatalf("%s: %v\nstderr:\n%s", p.spec.Name, err, p.srv.stderr)
+					}
 				}
 			}
 		}

@@ -60,6 +60,15 @@ type conn struct {
 	listeners map[*listener]struct{}
 	nextID    atomic.Int64
 	wg        sync.WaitGroup // requests served on their own goroutine
+
+	// detached, when set, is what a request's context derives from in
+	// place of the context it is served in: that context's values without
+	// its cancellation. It is set for a connection that close ends
+	// whenever that context ends (a legacy HTTP session), so that close
+	// ends each request itself and a request need not register with the
+	// long-lived context (a lock and a map entry there per request).
+	detached context.Context
+	closed   bool // close ran; guarded by mu
 }
 
 func newConn(s *Server, out sender) *conn {
@@ -314,7 +323,11 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	}
 	defer func() { <-c.sem }()
 
-	req.Context, req.cancel = context.WithCancelCause(ctx)
+	parent := ctx
+	if c.detached != nil {
+		parent = c.detached
+	}
+	req.Context, req.cancel = context.WithCancelCause(parent)
 	defer req.cancel(nil)
 	key := m.ID.String()
 	c.mu.Lock()
@@ -322,7 +335,10 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 		c.inflight = map[string]*request{}
 	}
 	c.inflight[key] = req
-	if m.Method != MethodSubscriptionsListen {
+	switch {
+	case c.closed:
+		req.end(errCancelled) // as close would have
+	case m.Method != MethodSubscriptionsListen:
 		req.deadline = start.Add(c.srv.requestTimeout())
 		c.armTimeouts(req.deadline)
 	}
@@ -542,6 +558,7 @@ func (c *conn) stopListeners() {
 // close ends every request in flight, e.g. when the transport closes.
 func (c *conn) close() {
 	c.mu.Lock()
+	c.closed = true
 	for _, req := range c.inflight {
 		req.end(errCancelled)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -253,5 +254,60 @@ func TestHTTPSessionEndCancelsRequests(t *testing.T) {
 				t.Fatal("the tool did not end")
 			}
 		})
+	}
+}
+
+// answers records what a connection sends back for its requests.
+type answers struct {
+	mu       sync.Mutex
+	finished []string // each response's encoding; "" for none
+}
+
+func (a *answers) send(*jsonrpc.Message) error { return nil }
+
+func (a *answers) finish(m *jsonrpc.Message) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var b []byte
+	if m != nil {
+		b = m.Append(nil)
+	}
+	a.finished = append(a.finished, string(b))
+	return nil
+}
+
+// A request that reaches a legacy session's connection after the session
+// ended (close ran) starts cancelled and gets no response: its context
+// does not derive from the session's (conn.detached), so nothing but
+// close's own bookkeeping can cancel it.
+func TestClosedConnCancelsLateRequest(t *testing.T) {
+	srv := ctServer(t)
+	causes := make(chan error, 1)
+	if err := srv.AddTools(ctTool("probe", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
+		causes <- context.Cause(ctx)
+		return tool.Text("ran"), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	c := newConn(srv, nil)
+	c.detached = context.Background()
+	c.initialized, c.version = true, Version20251125
+	c.close()
+	m, err := jsonrpc.DecodeOwned([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out answers
+	c.serve(context.Background(), m, &out, time.Now())
+	select {
+	case cause := <-causes:
+		if cause != errCancelled {
+			t.Errorf("the tool's context ended with %v, want %v", cause, errCancelled)
+		}
+	default:
+		// Refusing to run it at all would do too.
+	}
+	if len(out.finished) != 1 || out.finished[0] != "" {
+		t.Errorf("the late request was answered with %q, want no response (finish(nil) once)", out.finished)
 	}
 }

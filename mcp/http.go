@@ -610,6 +610,7 @@ func (h *HTTPHandler) newSession(r *http.Request) *httpSession {
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
 	sess.conn.session = sess.id
+	sess.conn.detached = context.WithoutCancel(ctx) // end closes the conn
 	h.Server.track(sess.conn)
 	h.mu.Lock()
 	defer h.mu.Unlock()

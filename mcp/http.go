@@ -368,7 +368,7 @@ func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender
 		ps.release()
 		return
 	}
-	ps.ctx, ps.conn, ps.msg = ctx, c, msg
+	ps.work.ctx, ps.work.conn, ps.work.msg = ctx, c, msg
 	h.workersOnce.Do(func() { h.workers = newWorkers() })
 	h.workers.run(ps)
 	ps.wait(r.Context())

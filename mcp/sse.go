@@ -243,31 +243,37 @@ func (l *eventLog) detach(s *eventStream, w *sseWriter) {
 // the response is done; so it does behind a ResponseWriter that wraps
 // net/http's without Unwrap.
 type postSender struct {
-	w      http.ResponseWriter
-	modern bool
-	log    *eventLog // legacy sessions log their streams
-	// prime makes a logged stream open with an event that carries only an
-	// id and a retry interval, so the client can resume it (2025-11-25).
-	prime bool
-	// inline is set on HTTP/1, where the handler's goroutine runs the
-	// request; chunked when its SSE body is chunked (HTTP/1.1).
-	inline, chunked bool
+	w   http.ResponseWriter
+	log *eventLog // legacy sessions log their streams
 	// jsonType is the Content-Type header's value of a JSON answer: part
 	// of the sender, not an allocation of its own.
 	jsonType [1]string
 	// bufs lends the buffer a JSON answer is encoded in (the server's
 	// result buffers), so that neither the sender nor each answer
 	// carries one.
-	bufs *sync.Pool
+	bufs  *sync.Pool
+	start time.Time
+	// work is set when a worker runs the request (HTTP/2): apart, so
+	// that the usual sender (HTTP/1) is the smaller.
+	work *postWork
+
+	modern bool
+	// prime makes a logged stream open with an event that carries only an
+	// id and a retry interval, so the client can resume it (2025-11-25).
+	prime bool
+	// inline is set on HTTP/1, where the handler's goroutine runs the
+	// request; chunked when its SSE body is chunked (HTTP/1.1).
+	inline, chunked bool
 
 	mu     sync.Mutex
+	closed bool // no more writes: a response was written or cut, or the handler returned
 	stream *eventStream
 	sse    *sseWriter
-	closed bool // no more writes: a response was written or cut, or the handler returned
-	start  time.Time
+}
 
-	// With a worker (HTTP/2): done is closed when the response is done,
-	// and the request as the worker runs it.
+// postWork is a request as a worker runs it for a postSender, and done,
+// closed when the response is done.
+type postWork struct {
 	done    chan struct{}
 	doneOne sync.Once
 	ctx     context.Context
@@ -276,14 +282,14 @@ type postSender struct {
 }
 
 // run serves the request; a worker calls it.
-func (p *postSender) run() { p.conn.serve(p.ctx, p.msg, p, p.start) }
+func (p *postSender) run() { p.work.conn.serve(p.work.ctx, p.work.msg, p, p.start) }
 
 func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool, start time.Time) *postSender {
 	p := &postSender{w: w, log: log, modern: modern, bufs: &s.results, start: start}
 	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {
-		p.done = make(chan struct{})
+		p.work = &postWork{done: make(chan struct{})}
 	}
 	return p
 }
@@ -473,8 +479,8 @@ func modernErrorStatus(code int) int {
 // markDone records that the HTTP response is done, once; a worker's
 // handler then returns.
 func (p *postSender) markDone() {
-	if p.done != nil {
-		p.doneOne.Do(func() { close(p.done) })
+	if w := p.work; w != nil {
+		w.doneOne.Do(func() { close(w.done) })
 	}
 }
 
@@ -482,7 +488,7 @@ func (p *postSender) markDone() {
 // then stops all writes to this HTTP response (a worker's handler).
 func (p *postSender) wait(ctx context.Context) {
 	select {
-	case <-p.done:
+	case <-p.work.done:
 	case <-ctx.Done():
 	}
 	p.release()

@@ -19,6 +19,10 @@ type assigner struct {
 	// structs maps each struct type reachable from the input type to its
 	// fields by JSON name; nil for a struct type it cannot fill.
 	structs map[reflect.Type]map[string]int
+	// selfDecoding holds the types reachable from the input type that
+	// decode themselves (see unmarshalsItself), which the assigner leaves
+	// to encoding/json: asked once per type, not per value assigned.
+	selfDecoding map[reflect.Type]bool
 }
 
 var (
@@ -28,12 +32,18 @@ var (
 
 // newAssigner plans the struct types reachable from t.
 func newAssigner(t reflect.Type) *assigner {
-	a := &assigner{structs: map[reflect.Type]map[string]int{}}
+	a := &assigner{structs: map[reflect.Type]map[string]int{}, selfDecoding: map[reflect.Type]bool{}}
 	a.plan(t)
 	return a
 }
 
+// plan records what the assigner needs to know of t and of the types
+// reachable from it: every type it assigns is planned first.
 func (a *assigner) plan(t reflect.Type) {
+	if unmarshalsItself(t) {
+		a.selfDecoding[t] = true
+		return
+	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		a.plan(t.Elem())
@@ -77,7 +87,7 @@ func (a *assigner) plan(t reflect.Type) {
 // be sure to do as encoding/json would (dst is then left half-filled).
 func (a *assigner) assign(dst reflect.Value, v any) bool {
 	t := dst.Type()
-	if unmarshalsItself(t) {
+	if a.selfDecoding[t] {
 		return false
 	}
 	if v == nil {

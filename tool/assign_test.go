@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,16 @@ type assignIn struct {
 	Rec       *assignIn         `json:"rec"`
 	Plain     string
 	Quoted    assignQuoted `json:"quoted"`
+	Level     assignLevel  `json:"level"`
+}
+
+// assignLevel decodes itself (lower-cased), as a string would not: the
+// assigner leaves it to encoding/json.
+type assignLevel string
+
+func (l *assignLevel) UnmarshalText(b []byte) error {
+	*l = assignLevel(strings.ToLower(string(b)))
+	return nil
 }
 
 // assignQuoted has a ",string" field: the assigner leaves it to
@@ -114,6 +125,7 @@ func TestAssignFills(t *testing.T) {
 		`{"name":"x","Plain":"p","ptr":null}`: true,
 		`{"raw":{}}`:                          false, // json.RawMessage unmarshals itself
 		`{"when":"2026-11-21"}`:               false, // so does time.Time
+		`{"level":"HIGH"}`:                    false, // and assignLevel, a string otherwise
 		`{"NAME":"x"}`:                        false, // encoding/json matches it to Name, without regard to case
 		`{"count":2.5}`:                       false, // encoding/json refuses it: let it say so
 		`{"quoted":{"n":"1"}}`:                false,

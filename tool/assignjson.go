@@ -29,7 +29,7 @@ func (a *assigner) assignJSON(dst reflect.Value, raw []byte) bool {
 // parses it, so a number out of range is refused here as there.
 func (a *assigner) assignSpan(dst reflect.Value, data []byte, start, end int) bool {
 	t := dst.Type()
-	if unmarshalsItself(t) {
+	if a.selfDecoding[t] {
 		return false
 	}
 	c := data[start]

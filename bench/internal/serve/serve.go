@@ -34,6 +34,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // Path is the HTTP path the Streamable HTTP endpoint is mounted at.
@@ -42,29 +44,11 @@ const Path = "/mcp"
 // Main parses the flags and runs the server. stdio serves MCP over
 // os.Stdin/os.Stdout until the input is closed or ctx is cancelled;
 // newHandler returns the Streamable HTTP handler to mount at Path, served
-// by net/http.
+// by net/http's http.Server as mcp.NewHTTPServer configures it for
+// `toolwire serve --http` (its read, write and idle timeouts and header
+// bound). Every server measured runs on that same HTTP server, so that
+// what differs between them is the library.
 func Main(stdio func(ctx context.Context) error, newHandler func() http.Handler) {
-	MainWith(stdio, newHandler, NetHTTP)
-}
-
-// HTTPServer serves h on ln until ctx is cancelled.
-type HTTPServer func(ctx context.Context, ln net.Listener, h http.Handler) error
-
-// NetHTTP serves with a plain net/http server.
-func NetHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// MainWith is Main with the HTTP server of the library's choice.
-func MainWith(stdio func(ctx context.Context) error, newHandler func() http.Handler, serveHTTP HTTPServer) {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at `addr` (path "+Path+") instead of stdio")
 	flag.Parse()
 	log.SetFlags(0)
@@ -90,7 +74,7 @@ func MainWith(stdio func(ctx context.Context) error, newHandler func() http.Hand
 	mux.Handle(Path, newHandler())
 	// os.Stdout is unbuffered: the line is visible to the harness at once.
 	fmt.Printf("LISTENING %s\n", ln.Addr())
-	if err := serveHTTP(ctx, ln, mux); err != nil {
+	if err := mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(mux, nil), ln); err != nil {
 		log.Fatal(err)
 	}
 }

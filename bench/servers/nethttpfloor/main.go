@@ -1,9 +1,9 @@
 // Command nethttpfloor is an HTTP-only MCP responder for calibrating how
 // much of an HTTP server's CPU per call is net/http's, the kernel's and
-// the runtime's: a bare handler, served by the http.Server that
-// mcp.NewHTTPServer configures (so the settings cannot drift from
-// toolwire's), reads each body whole and answers initialize and every
-// other request with a fixed result: the driver's add (2 + 3), as text.
+// the runtime's: a bare handler, served by the http.Server every benchmark
+// server runs on (serve.Main), reads each body whole and answers
+// initialize and every other request with a fixed result: the driver's
+// add (2 + 3), as text.
 // It is not in the servers table (no stdio, no real tools); use it through
 // MCPBENCH_SERVERS with BenchmarkHTTPCalls only. See bench/README.md.
 package main
@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 
 	"github.com/toolwire/toolwire/mcp"
@@ -22,12 +21,9 @@ import (
 )
 
 func main() {
-	serve.MainWith(
+	serve.Main(
 		func(context.Context) error { return errors.New("nethttpfloor serves HTTP only: pass -http ADDR") },
 		func() http.Handler { return http.HandlerFunc(answer) },
-		func(ctx context.Context, ln net.Listener, h http.Handler) error {
-			return mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(h, nil), ln)
-		},
 	)
 }
 

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-	"net"
 	"net/http"
 
 	"github.com/toolwire/toolwire/mcp"
@@ -15,16 +13,12 @@ import (
 
 func main() {
 	s := toolwirepeer.NewServer()
-	serve.MainWith(
+	serve.Main(
 		s.ServeStdio,
 		func() http.Handler {
 			// Library defaults: legacy clients (like the driver) get a
 			// session (Mcp-Session-Id); responses as the library decides.
 			return mcp.NewHTTPHandler(s)
-		},
-		// net/http, configured as `toolwire serve --http` does.
-		func(ctx context.Context, ln net.Listener, h http.Handler) error {
-			return mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(h, nil), ln)
 		},
 	)
 }

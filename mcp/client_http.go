@@ -608,7 +608,10 @@ func (p *pendingSet) fail(err error) {
 type inboundRunner struct {
 	in  inboundFunc
 	ctx context.Context
-	wg  sync.WaitGroup
+
+	mu      sync.Mutex
+	waiting bool // wait began: nothing new starts (a WaitGroup must not grow from zero during Wait)
+	wg      sync.WaitGroup
 }
 
 func (r *inboundRunner) handle(m *jsonrpc.Message) {
@@ -619,7 +622,14 @@ func (r *inboundRunner) handle(m *jsonrpc.Message) {
 	r.goRun(func() { r.in(r.ctx, m) })
 }
 
+// goRun runs f on a goroutine of its own, unless wait began: the
+// connection is closing, and f would find it closed.
 func (r *inboundRunner) goRun(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting {
+		return
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -630,6 +640,9 @@ func (r *inboundRunner) goRun(f func()) {
 // wait waits for running handlers, at most d: a handler that ignores its
 // cancelled context is left behind.
 func (r *inboundRunner) wait(d time.Duration) {
+	r.mu.Lock()
+	r.waiting = true
+	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()

@@ -814,3 +814,17 @@ func ExampleHTTPTransport() {
 	fmt.Println(s.ProtocolVersion(), s.ServerInfo().Name, res.Content[0].Text)
 	// Output: 2026-07-28 greeter Hello, Ada!
 }
+
+// A call given up on sends its cancellation from a goroutine of the
+// connection's, which may start while the connection closes and waits for
+// its goroutines: nothing new starts once the wait began (the race
+// detector tells a WaitGroup grown from zero during its Wait).
+func TestInboundRunnerStartDuringWait(t *testing.T) {
+	for range 200 {
+		var r inboundRunner
+		var both sync.WaitGroup
+		both.Go(func() { r.goRun(func() {}) })
+		both.Go(func() { r.wait(time.Second) })
+		both.Wait()
+	}
+}

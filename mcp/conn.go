@@ -331,14 +331,16 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	defer req.cancel(nil)
 	key := m.ID.String()
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		req.end(errCancelled) // as close would have; nothing runs
+		return
+	}
 	if c.inflight == nil {
 		c.inflight = map[string]*request{}
 	}
 	c.inflight[key] = req
-	switch {
-	case c.closed:
-		req.end(errCancelled) // as close would have
-	case m.Method != MethodSubscriptionsListen:
+	if m.Method != MethodSubscriptionsListen {
 		req.deadline = start.Add(c.srv.requestTimeout())
 		c.armTimeouts(req.deadline)
 	}

@@ -277,14 +277,14 @@ func (a *answers) finish(m *jsonrpc.Message) error {
 }
 
 // A request that reaches a legacy session's connection after the session
-// ended (close ran) starts cancelled and gets no response: its context
-// does not derive from the session's (conn.detached), so nothing but
-// close's own bookkeeping can cancel it.
+// ended (close ran) does not run and gets no response: its context does
+// not derive from the session's (conn.detached), so nothing but close's
+// own bookkeeping can stop it.
 func TestClosedConnCancelsLateRequest(t *testing.T) {
 	srv := ctServer(t)
-	causes := make(chan error, 1)
-	if err := srv.AddTools(ctTool("probe", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
-		causes <- context.Cause(ctx)
+	var ran atomic.Bool
+	if err := srv.AddTools(ctTool("probe", `{"type":"object"}`, func(context.Context, map[string]any) (*tool.Result, error) {
+		ran.Store(true)
 		return tool.Text("ran"), nil
 	})); err != nil {
 		t.Fatal(err)
@@ -299,13 +299,8 @@ func TestClosedConnCancelsLateRequest(t *testing.T) {
 	}
 	var out answers
 	c.serve(context.Background(), m, &out, time.Now())
-	select {
-	case cause := <-causes:
-		if cause != errCancelled {
-			t.Errorf("the tool's context ended with %v, want %v", cause, errCancelled)
-		}
-	default:
-		// Refusing to run it at all would do too.
+	if ran.Load() {
+		t.Error("the tool ran on a closed connection")
 	}
 	if len(out.finished) != 1 || out.finished[0] != "" {
 		t.Errorf("the late request was answered with %q, want no response (finish(nil) once)", out.finished)

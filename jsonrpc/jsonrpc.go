@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
@@ -87,6 +88,12 @@ func parseID(b []byte) (ID, error) {
 		if end, err := jsonvalue.Skip(b, 0); err != nil || end != len(b) {
 			return ID{}, errors.New("id: malformed string or number")
 		}
+		// The id goes back as sent: bytes that are not UTF-8 would make
+		// the response invalid JSON text (RFC 8259 §8.1), and no JSON
+		// escape carries a stray byte.
+		if c == '"' && !utf8.Valid(b) {
+			return ID{}, errIDNotUTF8
+		}
 		return ID{raw: string(b)}, nil
 	case c == 'n':
 		return ID{}, errors.New("id must be a string or a number, got null")
@@ -94,6 +101,10 @@ func parseID(b []byte) (ID, error) {
 		return ID{}, fmt.Errorf("id must be a string or a number, got %s", kindOf(c))
 	}
 }
+
+// errIDNotUTF8 is parseID's error for a string id with bytes that are
+// not UTF-8: not JSON text at all, so a parse error.
+var errIDNotUTF8 = errors.New("the id is not valid UTF-8 (JSON text must be UTF-8, RFC 8259); send the id as UTF-8 text or a number")
 
 func kindOf(c byte) string {
 	switch c {
@@ -232,6 +243,9 @@ func decode(data []byte, clone bool) (*Message, error) {
 	}
 	if id != nil {
 		parsed, err := parseID(id)
+		if err == errIDNotUTF8 {
+			return m, NewError(CodeParseError, "parse error: %v", err)
+		}
 		if err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid request: %v", err)
 		}

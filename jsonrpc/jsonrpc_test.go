@@ -158,6 +158,11 @@ func TestDecodeInvalid(t *testing.T) {
 		{"id an array", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, jsonrpc.CodeInvalidRequest, "id must be a string or a number, got an array", ""},
 		{"id a boolean", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "id must be a string or a number, got a boolean", ""},
 		{"id null on a request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "id must be a string or a number, got null", ""},
+		// Not JSON text (RFC 8259 §8.1: JSON text is UTF-8), and an id that
+		// cannot be echoed as sent: a parse error addressed to null.
+		{"id with invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xff\",\"method\":\"ping\"}", jsonrpc.CodeParseError, "the id is not valid UTF-8", ""},
+		{"id with a truncated UTF-8 sequence", "{\"jsonrpc\":\"2.0\",\"id\":\"\xe2\x82\",\"method\":\"ping\"}", jsonrpc.CodeParseError, "the id is not valid UTF-8", ""},
+		{"response id with invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"result\":{}}", jsonrpc.CodeParseError, "the id is not valid UTF-8", ""},
 		{"method a number", `{"jsonrpc":"2.0","id":1,"method":5}`, jsonrpc.CodeInvalidRequest, "method must be a string, got a number", "1"},
 		{"method empty", `{"jsonrpc":"2.0","id":1,"method":""}`, jsonrpc.CodeInvalidRequest, "method is empty", "1"},
 		{"params a number", `{"jsonrpc":"2.0","id":1,"method":"m","params":5}`, jsonrpc.CodeInvalidRequest, "params must be an object or an array, got a number", "1"},
@@ -310,7 +315,7 @@ func TestID(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{`null`, `true`, `{}`, `[]`} {
+	for _, bad := range []string{`null`, `true`, `{}`, `[]`, "\"\xff\""} {
 		var id jsonrpc.ID
 		if err := json.Unmarshal([]byte(bad), &id); err == nil {
 			t.Errorf("Unmarshal(%s) into ID succeeded, want an error", bad)

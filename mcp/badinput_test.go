@@ -292,6 +292,30 @@ func badCases() []badCase {
 			http: &httpWant{headers: call("boom"), status: 200},
 		},
 		{
+			// Not JSON text (RFC 8259: JSON text is UTF-8), and an id that
+			// cannot go back as sent: a parse error addressed to null.
+			name: "id with invalid UTF-8", body: withRaw(rpc("ID", mcp.MethodToolsList, modern(nil)), `"ID"`, "\"a\xff\""),
+			code: jsonrpc.CodeParseError, msg: "the id is not valid UTF-8", id: "null",
+			http: &httpWant{headers: list, status: 400},
+		},
+		{
+			// Echoed in every progress notification of the request.
+			name: "progressToken with invalid UTF-8",
+			body: withRaw(rpc(15, mcp.MethodToolsCall, modern(map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, "progressToken", "TOKEN")), `"TOKEN"`, "\"\xfe\xff\""),
+			code: jsonrpc.CodeInvalidParams, msg: "progressToken is not valid UTF-8", id: "15",
+			http: &httpWant{headers: call("echo"), status: 200},
+		},
+		{
+			// The name comes back in the error, as valid UTF-8.
+			name: "method with invalid UTF-8", body: withRaw(rpc(16, "METHOD", modern(nil)), `"METHOD"`, "\"tools/\xff\""),
+			code: jsonrpc.CodeMethodNotFound, msg: "tools/\ufffd", id: "16",
+		},
+		{
+			name: "tool name with invalid UTF-8",
+			body: withRaw(rpc(17, mcp.MethodToolsCall, modern(map[string]any{"name": "NAME"})), `"NAME"`, "\"e\xffcho\""),
+			code: jsonrpc.CodeInvalidParams, msg: "unknown tool", id: "17",
+		},
+		{
 			name: "unknown notification", body: rpc(nil, "notifications/whatever", map[string]any{}),
 			noReply: true,
 			http:    &httpWant{status: http.StatusAccepted, code: -1},
@@ -306,6 +330,15 @@ func badCases() []badCase {
 			http: &httpWant{status: 400, code: jsonrpc.CodeInvalidRequest, msg: "responses belong to a legacy session"},
 		},
 	}
+}
+
+// withRaw returns body with the first old replaced by raw bytes that
+// json.Marshal would not write (invalid UTF-8).
+func withRaw(body, old, raw string) string {
+	if !strings.Contains(body, old) {
+		panic(old + " is not in " + body)
+	}
+	return strings.Replace(body, old, raw, 1)
 }
 
 func newBadInputServer(t *testing.T) *mcp.Server {

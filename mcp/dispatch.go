@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -215,6 +216,11 @@ func jsonKind(goKind string) string {
 func (r *request) resolve(p *Params, allowBeforeInit bool) error {
 	meta := p.Meta
 	if meta != nil {
+		// The token goes back as sent in every progress notification:
+		// bytes that are not UTF-8 would make those invalid JSON text.
+		if !utf8.Valid(meta.ProgressToken) {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: _meta.progressToken is not valid UTF-8 (JSON text must be UTF-8); send it as UTF-8 text or a number", r.method)
+		}
 		r.progressToken = meta.ProgressToken
 	}
 	c := r.conn

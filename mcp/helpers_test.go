@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
@@ -74,6 +75,9 @@ func (m *rpcMsg) decodeResult(t *testing.T, v any) {
 func parseMsg(t *testing.T, line []byte) *rpcMsg {
 	t.Helper()
 	m := &rpcMsg{raw: string(line)}
+	if !utf8.Valid(line) {
+		t.Errorf("the server wrote a line that is not UTF-8, so not JSON text (RFC 8259): %q", line)
+	}
 	if err := json.Unmarshal(line, m); err != nil {
 		t.Errorf("the server wrote a line that is not a JSON-RPC message: %q: %v", line, err)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"go/token"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +22,29 @@ import (
 
 // Tools returns the toolset's tools.
 func Tools() []tool.Tool {
-	return []tool.Tool{calculate(), now(), convertTime(), timeBetween()}
+	return []tool.Tool{calculate(TimeBudget), now(), convertTime(), timeBetween()}
 }
+
+// The cost bounds of calculate: no expression it accepts costs more than
+// a few milliseconds of CPU per operation, nor runs longer than its time
+// budget, nor answers with more than MaxDigits digits.
+const (
+	// MaxDigits bounds every number calculate works with: an integer or
+	// fraction of at most MaxDigits digits, a floating-point number
+	// between 10^-MaxDigits and 10^MaxDigits in magnitude. An operation
+	// whose result would be larger is refused before it is computed
+	// (pow) or as soon as it is (the others, whose cost the bounded
+	// operands bound).
+	MaxDigits = 20000
+	// MaxExpressionLength bounds an expression, in bytes.
+	MaxExpressionLength = 100000
+	// TimeBudget bounds the time calculate spends on one expression; it
+	// stops at once, too, when its call is cancelled.
+	TimeBudget = 5 * time.Second
+)
+
+// maxBits is MaxDigits in bits: log2(10) = 3.3219… bits a digit.
+const maxBits = MaxDigits * 33220 / 10000
 
 func ptr[T any](v T) *T { return &v }
 
@@ -38,12 +60,18 @@ type calculateArgs struct {
 	Expression string `json:"expression" description:"The expression to evaluate, e.g. (2 + 3) * 4"`
 }
 
-func calculate() tool.Tool {
+// calculate makes the calculate tool, which stops an expression at the
+// time budget given.
+func calculate(budget time.Duration) tool.Tool {
+	overBudget := fmt.Errorf("calculate stopped at its time budget of %s: simplify the expression or split it into smaller calculations", budget)
 	return typed("calculate", "Calculate",
 		"Evaluates an arithmetic expression exactly (arbitrary precision for + - * / and integer %; no ^ or **, use pow), "+
-			"e.g. \"(17.5 * 4) / 3\" or \"pow(2, 100)\". Functions: sqrt, pow (exact for whole numbers), abs, floor, ceil, round, ln, log10, exp, sin, cos, tan (radians); constants pi and e.",
-		true, func(_ context.Context, in calculateArgs) (*tool.Result, error) {
-			v, err := Evaluate(in.Expression)
+			"e.g. \"(17.5 * 4) / 3\" or \"pow(2, 100)\". Functions: sqrt, pow (exact for whole numbers), abs, floor, ceil, round, ln, log10, exp, sin, cos, tan (radians); constants pi and e. "+
+			fmt.Sprintf("Numbers up to %d digits.", MaxDigits),
+		true, func(ctx context.Context, in calculateArgs) (*tool.Result, error) {
+			ctx, cancel := context.WithTimeoutCause(ctx, budget, overBudget)
+			defer cancel()
+			v, err := Evaluate(ctx, in.Expression)
 			if err != nil {
 				return nil, err
 			}
@@ -53,15 +81,20 @@ func calculate() tool.Tool {
 
 // Evaluate evaluates an arithmetic expression and returns its value as
 // text: exact for + - * / and integer %, floating point for functions.
-func Evaluate(expr string) (string, error) {
+// It refuses expressions past the bounds MaxExpressionLength and
+// MaxDigits, and stops, with context.Cause(ctx), when ctx is done.
+func Evaluate(ctx context.Context, expr string) (string, error) {
+	if len(expr) > MaxExpressionLength {
+		return "", fmt.Errorf("the expression is %d bytes long; calculate takes expressions of up to %d bytes: split it into smaller calculations", len(expr), MaxExpressionLength)
+	}
 	e, err := parser.ParseExpr(expr)
 	if err != nil {
-		return "", fmt.Errorf("cannot parse expression %q: %v", expr, err)
+		return "", fmt.Errorf("cannot parse expression %s: %v", clip(expr), err)
 	}
-	var ev evaluator
+	ev := evaluator{ctx: ctx}
 	v, err := ev.eval(e)
 	if err != nil {
-		return "", fmt.Errorf("cannot evaluate %q: %w", expr, err)
+		return "", fmt.Errorf("cannot evaluate %s: %w", clip(expr), err)
 	}
 	digits := 20
 	if ev.inexact {
@@ -70,9 +103,47 @@ func Evaluate(expr string) (string, error) {
 	return format(v, digits), nil
 }
 
-// evaluator evaluates an expression, noting whether floating-point
-// functions made the result inexact.
-type evaluator struct{ inexact bool }
+// clip quotes an expression for an error message, shortened when long.
+func clip(expr string) string {
+	if len(expr) > 80 {
+		return strconv.Quote(expr[:60]) + fmt.Sprintf(" (%d bytes)", len(expr))
+	}
+	return strconv.Quote(expr)
+}
+
+// bounded returns v, or an error when v is past MaxDigits.
+func bounded(v constant.Value) (constant.Value, error) {
+	if b := bitSize(v); b > maxBits {
+		return nil, fmt.Errorf("a number in it needs about %d digits; calculate works within %d digits", digitsOf(b), MaxDigits)
+	}
+	return v, nil
+}
+
+// bitSize is what v costs to compute with: the bits of an integer, of a
+// fraction's numerator or denominator, or of a floating-point number's
+// binary exponent (which decides the cost of its decimal form).
+func bitSize(v constant.Value) int {
+	switch x := constant.Val(v).(type) {
+	case *big.Int:
+		return x.BitLen()
+	case *big.Rat:
+		return max(x.Num().BitLen(), x.Denom().BitLen())
+	case *big.Float:
+		e := x.MantExp(nil)
+		return max(e, -e)
+	}
+	return 0 // int64, and unknown values
+}
+
+// digitsOf is the number of decimal digits of a number of b bits, about.
+func digitsOf(b int) int64 { return int64(float64(b) * math.Log10(2)) }
+
+// evaluator evaluates an expression until ctx is done, noting whether
+// floating-point functions made the result inexact.
+type evaluator struct {
+	ctx     context.Context
+	inexact bool
+}
 
 func format(v constant.Value, digits int) string {
 	if v.Kind() == constant.Int {
@@ -99,12 +170,19 @@ func format(v constant.Value, digits int) string {
 }
 
 func (ev *evaluator) eval(e ast.Expr) (constant.Value, error) {
+	if ev.ctx.Err() != nil {
+		return nil, context.Cause(ev.ctx)
+	}
 	switch n := e.(type) {
 	case *ast.BasicLit:
 		if n.Kind != token.INT && n.Kind != token.FLOAT {
 			return nil, fmt.Errorf("%s is not a number", n.Value)
 		}
-		return constant.MakeFromLiteral(n.Value, n.Kind, 0), nil
+		v := constant.MakeFromLiteral(n.Value, n.Kind, 0)
+		if v.Kind() == constant.Unknown {
+			return nil, fmt.Errorf("the number %.40s is out of range", n.Value)
+		}
+		return bounded(v)
 	case *ast.ParenExpr:
 		return ev.eval(n.X)
 	case *ast.Ident:
@@ -142,15 +220,17 @@ func (ev *evaluator) eval(e ast.Expr) (constant.Value, error) {
 	return nil, fmt.Errorf("unsupported syntax %T", e)
 }
 
+// binary applies op to x and y, within MaxDigits: they are, so what op
+// costs is bounded; its result is checked.
 func binary(op token.Token, x, y constant.Value) (constant.Value, error) {
 	switch op {
 	case token.ADD, token.SUB, token.MUL:
-		return constant.BinaryOp(x, op, y), nil
+		return bounded(constant.BinaryOp(x, op, y))
 	case token.QUO:
 		if constant.Sign(y) == 0 {
 			return nil, fmt.Errorf("division by zero")
 		}
-		return constant.BinaryOp(constant.ToFloat(x), token.QUO, constant.ToFloat(y)), nil
+		return bounded(constant.BinaryOp(constant.ToFloat(x), token.QUO, constant.ToFloat(y)))
 	case token.REM:
 		xi, yi := constant.ToInt(x), constant.ToInt(y)
 		if xi.Kind() != constant.Int || yi.Kind() != constant.Int {
@@ -164,19 +244,34 @@ func binary(op token.Token, x, y constant.Value) (constant.Value, error) {
 	return nil, fmt.Errorf("operator %s is not supported (use + - * / %% and pow(x, y))", op)
 }
 
-// power is exact for whole bases and small whole exponents.
-func power(x, y constant.Value) constant.Value {
+// power is exact for whole bases and whole exponents >= 0, within
+// MaxDigits: a power that would be larger is refused before it is
+// computed.
+func power(x, y constant.Value) (constant.Value, error) {
 	xi, yi := constant.ToInt(x), constant.ToInt(y)
-	if xi.Kind() == constant.Int && yi.Kind() == constant.Int {
-		if n, ok := constant.Int64Val(yi); ok && n >= 0 && n <= 4096 {
-			r := constant.MakeInt64(1)
-			for i := int64(0); i < n; i++ {
-				r = constant.BinaryOp(r, token.MUL, xi)
-			}
-			return r
-		}
+	if xi.Kind() != constant.Int || yi.Kind() != constant.Int || constant.Sign(yi) < 0 {
+		return floatFn(func(a ...float64) float64 { return math.Pow(a[0], a[1]) }, x, y), nil
 	}
-	return floatFn(func(a ...float64) float64 { return math.Pow(a[0], a[1]) }, x, y)
+	base, exp := bigInt(xi), bigInt(yi)
+	// |x|^n has more than (bits(|x|) - 1) * n bits: past the bound when
+	// that is, while |x| <= 1 costs nothing whatever n.
+	if b := int64(base.BitLen()) - 1; b > 0 && (!exp.IsInt64() || exp.Int64() > maxBits || b*exp.Int64() > maxBits) {
+		n := new(big.Float).SetInt(exp)
+		n.Mul(n, big.NewFloat(float64(b+1)*math.Log10(2)))
+		return nil, fmt.Errorf("pow(…, %s) would have about %s digits; calculate works within %d digits", exp, n.Text('f', 0), MaxDigits)
+	}
+	return bounded(constant.Make(new(big.Int).Exp(base, exp, nil)))
+}
+
+// bigInt returns the integer v as a *big.Int.
+func bigInt(v constant.Value) *big.Int {
+	switch x := constant.Val(v).(type) {
+	case int64:
+		return big.NewInt(x)
+	case *big.Int:
+		return x
+	}
+	return new(big.Int)
 }
 
 func floatFn(f func(...float64) float64, args ...constant.Value) constant.Value {
@@ -227,7 +322,10 @@ func (ev *evaluator) call(n *ast.CallExpr) (constant.Value, error) {
 	}
 	var v constant.Value
 	if id.Name == "pow" {
-		v = power(args[0], args[1])
+		var err error
+		if v, err = power(args[0], args[1]); err != nil {
+			return nil, err
+		}
 	} else {
 		v = floatFn(f.fn, args...)
 	}

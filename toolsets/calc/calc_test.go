@@ -31,7 +31,7 @@ func TestEvaluate(t *testing.T) {
 		{expr: "sqrt(1, 2)", err: "takes 1 argument"},
 	}
 	for _, tt := range tests {
-		got, err := Evaluate(tt.expr)
+		got, err := Evaluate(context.Background(), tt.expr)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("Evaluate(%q) error = %v, want it to contain %q", tt.expr, err, tt.err)

@@ -46,7 +46,8 @@ type conn struct {
 	clientInfo  *Implementation
 	logLevel    LoggingLevel
 	subs        map[string]bool
-	inflight    map[string]*request
+	inflight    map[string]*request // running and waiting for a slot
+	waiting     int                 // requests in inflight waiting for a slot
 	// One timer per connection enforces Server.RequestTimeout: armed for
 	// the earliest deadline among the requests in flight.
 	timeouts   *time.Timer
@@ -114,6 +115,9 @@ type request struct {
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
 	deadline time.Time
+	// queued is set while the request holds a place in the queue for a
+	// slot; guarded by conn.mu.
+	queued bool
 
 	// Multi round-trip state.
 	mu        sync.Mutex
@@ -288,6 +292,9 @@ func (c *conn) notification(m *jsonrpc.Message) {
 		}
 		c.mu.Lock()
 		req := c.inflight[p.RequestID.String()]
+		if req != nil {
+			c.unqueue(req)
+		}
 		var streams []*listener
 		for l := range c.listeners {
 			if l.id.String() == p.RequestID.String() {
@@ -308,20 +315,22 @@ func (c *conn) notification(m *jsonrpc.Message) {
 }
 
 // serve runs one request to its response; its timeout counts from start,
-// when it arrived.
+// when it arrived. A request takes one of the connection's slots to run,
+// waiting for one (as a request in flight, which a cancellation or its
+// timeout ends) when all are taken, up to the queue's bound.
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start time.Time) {
 	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
-	select {
-	case c.sem <- struct{}{}: // a free slot, as usual: no wait, no select over ctx
-	default:
+	// ping and initialize run at once whatever else does: they cost
+	// nothing, and a client needs them answered while its work runs.
+	slot := m.Method != MethodPing && m.Method != MethodInitialize
+	queued := false
+	if slot {
 		select {
-		case c.sem <- struct{}{}:
-		case <-ctx.Done():
-			req.reply(nil)
-			return
+		case c.sem <- struct{}{}: // a free slot, as usual: no wait
+		default:
+			queued = true
 		}
 	}
-	defer func() { <-c.sem }()
 
 	parent := ctx
 	if c.detached != nil {
@@ -333,7 +342,17 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		if slot && !queued {
+			<-c.sem
+		}
 		req.end(errCancelled) // as close would have; nothing runs
+		return
+	}
+	if queued && c.waiting >= c.srv.maxQueued() {
+		c.mu.Unlock()
+		req.reply(errorMessage(req.id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"server busy: %d requests running and %d waiting on this connection, its bounds; retry once some have been answered",
+			cap(c.sem), c.waiting)))
 		return
 	}
 	if c.inflight == nil {
@@ -344,12 +363,40 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 		req.deadline = start.Add(c.srv.requestTimeout())
 		c.armTimeouts(req.deadline)
 	}
+	if queued {
+		req.queued = true
+		c.waiting++
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.inflight, key)
 		c.mu.Unlock()
 	}()
+	if queued {
+		got := false
+		select {
+		case c.sem <- struct{}{}:
+			got = true
+		case <-req.Done():
+		}
+		c.mu.Lock()
+		c.unqueue(req)
+		c.mu.Unlock()
+		if req.Err() != nil {
+			// Cancelled or timed out while it waited (whoever ended it
+			// answered it), or the connection's context ended: it
+			// never runs.
+			if got {
+				<-c.sem
+			}
+			req.reply(nil)
+			return
+		}
+	}
+	if slot {
+		defer func() { <-c.sem }()
+	}
 
 	res, err := c.srv.call(req, req)
 	if cause := context.Cause(req); cause == errCancelled || cause == errTimeout {
@@ -358,6 +405,16 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	}
 	req.reply(c.response(req, res, err))
 	req.recycle()
+}
+
+// unqueue gives up the place req holds in the queue for a slot, if it
+// still holds one; c.mu is held. Whoever ends a waiting request does, so
+// that the place is free for the next request at once.
+func (c *conn) unqueue(req *request) {
+	if req.queued {
+		req.queued = false
+		c.waiting--
+	}
 }
 
 // armTimeouts makes sure the timeout timer fires by deadline; c.mu is
@@ -388,6 +445,7 @@ func (c *conn) expire() {
 		case r.deadline.IsZero():
 		case !now.Before(r.deadline):
 			r.deadline = time.Time{} // ended once
+			c.unqueue(r)
 			expired = append(expired, r)
 		case next.IsZero() || r.deadline.Before(next):
 			next = r.deadline

@@ -28,6 +28,7 @@ import (
 // Defaults for the Server's limits.
 const (
 	DefaultMaxConcurrentRequests = 64
+	DefaultMaxQueuedRequests     = 256
 	DefaultRequestTimeout        = 10 * time.Minute
 	DefaultPageSize              = 500
 )
@@ -63,7 +64,13 @@ type Server struct {
 	MaxMessageSize int
 	// MaxConcurrentRequests bounds the requests one connection runs at once
 	// (default DefaultMaxConcurrentRequests); further requests wait.
+	// ping and initialize take no slot: they are answered at once
+	// whatever runs, and a cancellation reaches a waiting request too.
 	MaxConcurrentRequests int
+	// MaxQueuedRequests bounds the requests one connection holds waiting
+	// for a slot (default DefaultMaxQueuedRequests); one more is refused
+	// at once with an error that says the server is busy and to retry.
+	MaxQueuedRequests int
 	// RequestTimeout bounds each request (default DefaultRequestTimeout).
 	// A request that runs out of time gets an error at once; its handler's
 	// context is cancelled.
@@ -341,6 +348,13 @@ func (s *Server) capabilities() ServerCapabilities {
 		caps.Completions = &struct{}{}
 	}
 	return caps
+}
+
+func (s *Server) maxQueued() int {
+	if s.MaxQueuedRequests > 0 {
+		return s.MaxQueuedRequests
+	}
+	return DefaultMaxQueuedRequests
 }
 
 func (s *Server) maxConcurrent() int {

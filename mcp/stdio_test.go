@@ -1,11 +1,16 @@
 package mcp_test
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // TestStdioRelay sends requests back to back, pipelined, whose handlers
@@ -54,5 +59,105 @@ func TestStdioRelay(t *testing.T) {
 	}
 	if first.hasID(slow) {
 		c.await(fast)
+	}
+}
+
+// gateTool is a slow tool: each call waits until the gate opens or its
+// context ends; started counts the calls that began.
+type gateTool struct {
+	open    chan struct{}
+	started atomic.Int64
+}
+
+func (g *gateTool) tool() tool.Tool {
+	return textTool("slow", func(ctx context.Context, args map[string]any) (string, error) {
+		g.started.Add(1)
+		select {
+		case <-g.open:
+			return fmt.Sprint(args["tag"]), nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+}
+
+// TestStdioPingWhileSlotsFull sends 2,000 slow requests on one stdio
+// connection, more than its request slots and its queue hold, then a
+// ping: the ping is answered while every slot is taken, the requests past
+// the queue are refused at once with an error saying the server is busy
+// (not parked on a goroutine each: issue 20 saw 1,985), and a cancelled
+// queued request leaves the queue without running.
+func TestStdioPingWhileSlotsFull(t *testing.T) {
+	gate := &gateTool{open: make(chan struct{})}
+	srv := newServer(t, gate.tool())
+	before := runtime.NumGoroutine()
+	c := startStdio(t, srv)
+	t.Cleanup(func() {
+		select {
+		case <-gate.open:
+		default:
+			close(gate.open)
+		}
+	})
+	slots, queue := mcp.DefaultMaxConcurrentRequests, mcp.DefaultMaxQueuedRequests
+	const total = 2000
+	call := func(n int) string {
+		return c.request(mcp.MethodToolsCall, modern(map[string]any{"name": "slow", "arguments": map[string]any{"tag": n}}))
+	}
+	for n := range total {
+		call(n)
+	}
+	ping := c.request(mcp.MethodPing, nil)
+	resp, early := c.await(ping)
+	if resp.Error != nil {
+		t.Fatalf("ping answered with an error: %s", resp)
+	}
+	busy := 0
+	for _, m := range early {
+		if m.Error == nil || !strings.Contains(m.Error.Message, "server busy") || !strings.Contains(m.Error.Message, "retry") {
+			t.Fatalf("before the ping's answer: %s; want only server busy errors", m)
+		}
+		busy++
+	}
+	if want := total - slots - queue; busy != want {
+		t.Errorf("%d requests refused as busy, want %d (%d sent, %d slots, %d queued)", busy, want, total, slots, queue)
+	}
+	if got := gate.started.Load(); got != int64(slots) {
+		t.Errorf("%d calls running, want %d (the slots)", got, slots)
+	}
+	g := runtime.NumGoroutine() - before
+	t.Logf("%d more goroutines with %d requests running and %d queued", g, slots, queue)
+	if g > slots+queue+64 {
+		t.Errorf("%d goroutines for %d requests running and %d queued", g, slots, queue)
+	}
+
+	// Cancelling a queued request (ids 1 to 64 run, 65 to 320 wait)
+	// frees its place: one more request queues, the next is refused.
+	c.notify(mcp.NotificationCancelled, map[string]any{"requestId": 100, "reason": "gave up"})
+	queued := call(total)
+	refused := call(total + 1)
+	resp, early = c.await(refused)
+	if resp.Error == nil || !strings.Contains(resp.Error.Message, "server busy") || len(early) > 0 {
+		t.Fatalf("after a cancellation freed a place: %v then %s; want nothing for %s, then busy for %s", early, resp, queued, refused)
+	}
+
+	// Opened, the gate lets every request run but the cancelled one.
+	close(gate.open)
+	want := map[string]bool{queued: true}
+	for id := 1; id <= slots+queue; id++ {
+		if id != 100 {
+			want[strconv.Itoa(id)] = true
+		}
+	}
+	for len(want) > 0 {
+		m := c.next()
+		if !want[string(m.ID)] || m.Error != nil {
+			t.Fatalf("unexpected message %s", m)
+		}
+		delete(want, string(m.ID))
+	}
+	c.expectQuiet()
+	if got, want := gate.started.Load(), int64(slots+queue); got != want {
+		t.Errorf("%d calls ran, want %d (the cancelled one never runs)", got, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -67,7 +69,7 @@ func (b bounds) explain(ctx context.Context, err error) error {
 	case strings.Contains(msg, "max_temp_directory_size"):
 		return fmt.Errorf("%w: the data server's bound on the disk a query spills to (--max-temp-bytes, %s): "+
 			"make the work smaller (filter, select or aggregate first), or raise the bound", err, bytesText(b.maxTemp))
-	case strings.Contains(msg, "Out of Memory Error") && strings.Contains(msg, "could not allocate block"):
+	case strings.Contains(msg, "Out of Memory Error") && b.bufferFull(msg):
 		return fmt.Errorf("%w: DuckDB's buffer memory (--memory-limit, %s) is full, and it cannot spill this: "+
 			"make the work smaller (filter, select or aggregate first), or raise the bound", err, bytesText(b.memoryLimit))
 	case strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "bad_alloc"):
@@ -79,6 +81,46 @@ func (b bounds) explain(ctx context.Context, err error) error {
 			"or raise the bound", err, bound)
 	}
 	return err
+}
+
+// outOfMemory is how DuckDB says that an allocation failed: its size and
+// the buffer manager's use and limit (memory_limit), whether the buffer
+// manager refused the allocation or the system did (--max-memory).
+var outOfMemory = regexp.MustCompile(`of size ([0-9.]+ [A-Za-z]+) \(([0-9.]+ [A-Za-z]+)/([0-9.]+ [A-Za-z]+) used\)`)
+
+// bufferFull reports whether DuckDB's out-of-memory error msg is its
+// buffer manager's, at memory_limit, rather than the process's bound: the
+// allocation fits what the process may still take, and not what the
+// buffer manager has left.
+func (b bounds) bufferFull(msg string) bool {
+	if strings.Contains(msg, "could not allocate block") {
+		return true // the buffer manager's own words
+	}
+	m := outOfMemory.FindStringSubmatch(msg)
+	if m == nil {
+		return false
+	}
+	size, used, limit := duckdbBytes(m[1]), duckdbBytes(m[2]), duckdbBytes(m[3])
+	if free, ok := memoryLeft(); ok && b.maxMemory > 0 && size > free {
+		return false
+	}
+	return used+size > limit
+}
+
+// duckdbBytes reads a size as DuckDB writes it ("4.0 GiB", "512 bytes");
+// 0 when it cannot.
+func duckdbBytes(s string) int64 {
+	num, unit, _ := strings.Cut(s, " ")
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0
+	}
+	for i, u := range []string{"bytes", "KiB", "MiB", "GiB", "TiB"} {
+		if unit == u {
+			return int64(f * float64(int64(1)<<(10*i)))
+		}
+	}
+	return 0
 }
 
 // rowsError says that a table a tool computed has more rows than allowed.

@@ -44,6 +44,20 @@ func (b bounds) limitMemory() error {
 	return nil
 }
 
+// memoryLeft returns how much more the process may take under its
+// RLIMIT_DATA now; false when it is unlimited or unknown.
+func memoryLeft() (int64, bool) {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &r); err != nil || r.Cur == ^uint64(0) {
+		return 0, false
+	}
+	now, err := dataSize()
+	if err != nil {
+		return 0, false
+	}
+	return int64(r.Cur) - now, true
+}
+
 // dataSize returns the process's data size, as RLIMIT_DATA counts it
 // (VmData in /proc/self/status), in bytes.
 func dataSize() (int64, error) {

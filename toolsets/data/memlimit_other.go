@@ -14,3 +14,6 @@ const DefaultMaxMemory = 0
 func (bounds) limitMemory() error {
 	return errors.New("data: bounding the process's memory (--max-memory) needs Linux, where it sets RLIMIT_DATA: set it to 0 here")
 }
+
+// memoryLeft reports no bound: only Linux has one (limitMemory).
+func memoryLeft() (int64, bool) { return 0, false }

@@ -44,7 +44,9 @@ func TestRowsBound(t *testing.T) {
 		dataDir bool
 	}{{"in memory", false}, {"data directory", true}} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{MaxResultRows: 1000}
+			// Made in full, the result would spill past 64 MB or take
+			// past 20 s: the error would name another bound.
+			cfg := Config{MaxResultRows: 1000, MaxTempBytes: 64 << 20, QueryTimeout: 20 * time.Second}
 			if c.dataDir {
 				cfg.DataDir = t.TempDir()
 			}

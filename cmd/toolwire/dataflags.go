@@ -16,6 +16,11 @@ type dataOptions struct {
 	ttl      time.Duration
 	maxBytes int64
 	memory   int64
+	// maxMemory is --max-memory: 0 for the default, negative for none.
+	maxMemory    int64
+	maxTemp      int64
+	queryTimeout time.Duration
+	maxRows      int64
 }
 
 func (o *dataOptions) addFlags(f *pflag.FlagSet) {
@@ -24,5 +29,9 @@ func (o *dataOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.redis, "redis", "", "data toolset: keep table handles in the Redis server at this address (host:port), shared by replicas; needs --data-dir")
 	f.DurationVar(&o.ttl, "table-ttl", handle.DefaultTTL, "data toolset: how long a table lives after its last use")
 	f.Int64Var(&o.maxBytes, "max-table-bytes", 0, "data toolset: bound of the tables kept (estimated size uncompressed), in bytes; the least recently used go first (0: 8 GiB)")
-	f.Int64Var(&o.memory, "memory-limit", 0, "data toolset: bound of DuckDB's memory, in bytes; tables beyond it spill to a temporary directory (0: 512 MiB)")
+	f.Int64Var(&o.memory, "memory-limit", 0, "data toolset: bound of DuckDB's buffer memory (tables, sorts, hash tables), in bytes; beyond it they spill to a temporary directory (0: 512 MiB)")
+	f.Int64Var(&o.maxMemory, "max-memory", 0, "data toolset: bound of all the memory the process may take beyond what it holds once open, in bytes, enforced below DuckDB (RLIMIT_DATA, Linux): an allocation past it fails the query that made it; includes --memory-limit (0: 2 GiB on Linux; -1: none)")
+	f.Int64Var(&o.maxTemp, "max-temp-bytes", 0, "data toolset: bound of the disk DuckDB spills to beyond --memory-limit, in bytes: a query that would spill more fails (0: 8 GiB)")
+	f.DurationVar(&o.queryTimeout, "query-timeout", 0, "data toolset: time limit of each tool call; DuckDB is interrupted when it runs out and the call fails (0: 2m)")
+	f.Int64Var(&o.maxRows, "max-result-rows", 0, "data toolset: bound of the rows of a table a tool computes (query, filter, sort, ...); DuckDB stops one row past it and the call fails (0: 100,000,000)")
 }

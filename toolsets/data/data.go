@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,18 +58,62 @@ type Config struct {
 	// dropping the least recently used. A CSV file load_csv read counts as
 	// the table it makes, although the file stays where it is.
 	MaxBytes int64
-	// MemoryLimit bounds the memory DuckDB uses; zero means
-	// DefaultMemoryLimit. Tables beyond it spill to a temporary
-	// directory, removed by Close.
+	// MemoryLimit bounds the memory of DuckDB's buffer manager (tables,
+	// sorts, hash tables); zero means DefaultMemoryLimit. Data beyond it
+	// spills to a temporary directory, removed by Close. DuckDB's other
+	// allocations (a query's vectors, lists and strings in flight) are
+	// outside it: MaxMemory bounds those.
 	MemoryLimit int64
+	// MaxMemory, when positive, bounds the memory the whole process may
+	// take beyond what it holds when Open returns, below DuckDB: on
+	// Linux, Open sets the process's RLIMIT_DATA (its private writable
+	// memory, which address space merely reserved does not count
+	// towards) to its current data size plus MaxMemory, so an allocation
+	// past it fails and DuckDB reports it as an error instead of the
+	// process growing until the system kills it. The limit is the
+	// process's: set it where the process serves the toolset (toolwire
+	// serve does, with --max-memory), and in one toolset only. It must
+	// exceed MemoryLimit, which it includes. Zero leaves the process
+	// unbounded; other systems than Linux refuse a positive value.
+	MaxMemory int64
+	// MaxTempBytes bounds the disk DuckDB spills to (its
+	// max_temp_directory_size); zero means DefaultMaxTempBytes. A query
+	// that would spill more fails.
+	MaxTempBytes int64
+	// QueryTimeout bounds the time of each tool call: DuckDB is
+	// interrupted when it runs out, and the call fails. Zero means
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// MaxResultRows bounds the rows of each table a tool computes (query,
+	// filter, sort, …): DuckDB stops producing rows one past it, and the
+	// call fails. Zero means DefaultMaxResultRows.
+	MaxResultRows int64
 }
 
 // DefaultMaxBytes is the default bound of the tables a toolset keeps:
 // 8 GiB, estimated uncompressed.
 const DefaultMaxBytes = 8 << 30
 
-// DefaultMemoryLimit is the default bound of DuckDB's memory: 512 MiB.
+// DefaultMemoryLimit is the default bound of DuckDB's buffer manager:
+// 512 MiB.
 const DefaultMemoryLimit = 512 << 20
+
+// DefaultMaxTempBytes is the default bound of DuckDB's spill to disk:
+// 8 GiB, as much as the tables a toolset keeps by default
+// (DefaultMaxBytes), which spill there beyond MemoryLimit.
+const DefaultMaxTempBytes = 8 << 30
+
+// DefaultQueryTimeout is the default bound of a tool call's time: 2
+// minutes, a fifth of an HTTP request's 10, so that a runaway query holds
+// a DuckDB thread for no longer, while a CSV file of over 10 GB still
+// loads (about 300 MB/s, bench/README.md).
+const DefaultQueryTimeout = 2 * time.Minute
+
+// DefaultMaxResultRows is the default bound of the rows of a table a tool
+// computes: 100 million, 800 MB for one number column, well within the
+// tables' bound (DefaultMaxBytes), and more than a model reads anything
+// but a summary of.
+const DefaultMaxResultRows = 100_000_000
 
 // Table is a table behind a tbl_ handle: a DuckDB table, a Parquet file
 // in the data directory, or a CSV file as load_csv read it.
@@ -127,6 +172,7 @@ type Toolset struct {
 	dirs    []string // absolute, symlinks resolved
 	dataDir string   // absolute, symlinks resolved; "" for tables in memory
 	tmpDir  string   // where DuckDB spills, removed by Close
+	bounds  bounds
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -141,7 +187,11 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 		dirs = []string{wd}
 	}
-	t := &Toolset{}
+	b, err := newBounds(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &Toolset{bounds: b}
 	for _, d := range dirs {
 		real, err := realDir(d)
 		if err != nil {
@@ -167,11 +217,7 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		return nil, fmt.Errorf("data: opening DuckDB: %w", err)
 	}
 	t.db = db
-	limit := cfg.MemoryLimit
-	if limit == 0 {
-		limit = DefaultMemoryLimit
-	}
-	if err := t.lockDown(ctx, limit); err != nil {
+	if err := t.lockDown(ctx); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -186,6 +232,12 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 			max = DefaultMaxBytes
 		}
 		t.store = &handle.Memory{Lifetime: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
+	}
+	if cfg.MaxMemory > 0 {
+		if err := t.bounds.limitMemory(); err != nil {
+			t.Close()
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -208,7 +260,7 @@ func realDir(d string) (string, error) {
 
 // lockDown applies DuckDB's own safeguards: files only in the allowed
 // directories, nothing else from outside, and the configuration locked.
-func (t *Toolset) lockDown(ctx context.Context, memoryLimit int64) error {
+func (t *Toolset) lockDown(ctx context.Context) error {
 	allowed := make([]string, 0, len(t.dirs)+2)
 	for _, d := range append(append([]string(nil), t.dirs...), t.dataDir, t.tmpDir) {
 		if d != "" {
@@ -219,8 +271,9 @@ func (t *Toolset) lockDown(ctx context.Context, memoryLimit int64) error {
 		// Tables live in an in-memory catalog of their own, compressed
 		// as DuckDB compresses tables on disk.
 		"ATTACH ':memory:' AS " + catalog + " (COMPRESS)",
-		fmt.Sprintf("SET memory_limit = '%dMiB'", max(memoryLimit>>20, 1)),
+		fmt.Sprintf("SET memory_limit = '%dMiB'", max(t.bounds.memoryLimit>>20, 1)),
 		"SET temp_directory = " + sqlString(t.tmpDir),
+		fmt.Sprintf("SET max_temp_directory_size = '%dMiB'", max(t.bounds.maxTemp>>20, 1)),
 		"SET allowed_directories = [" + strings.Join(allowed, ", ") + "]",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
@@ -312,6 +365,8 @@ func (t *Toolset) sweep() {
 // large) is dropped again: nothing is left half-stored.
 func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ...any) (TableInfo, error) {
 	tb := &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
+	// DuckDB stops one row past the bound: the rows beyond are never made.
+	sel = "SELECT * FROM (" + sel + ") LIMIT " + strconv.FormatInt(t.bounds.maxRows+1, 10)
 	if tb.Parquet {
 		t.sweep()
 		final := t.parquetPath(tb.Name)
@@ -331,9 +386,13 @@ func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ..
 }
 
 // keep summarizes a new table and puts it in the store, or drops it again
-// when the store refuses it (too large): nothing is left half-stored.
+// when it has more rows than allowed or the store refuses it (too large):
+// nothing is left half-stored.
 func (t *Toolset) keep(ctx context.Context, tb *Table) (TableInfo, error) {
 	info, size, err := t.summarize(ctx, tb)
+	if err == nil && info.Rows > t.bounds.maxRows {
+		err = t.bounds.rowsError()
+	}
 	if err == nil {
 		info.Table, err = handle.Put(ctx, t.store, tb, size)
 	}

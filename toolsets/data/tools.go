@@ -39,9 +39,19 @@ type tableIn struct {
 func ptr[T any](v T) *T { return &v }
 
 // makeTool makes a tool whose table handles resolve in the toolset's
-// store, with annotations.
+// store, with annotations. Each call runs under the toolset's time limit,
+// and an error that is one of its bounds says which, and how to raise it.
 func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly bool, fn func(context.Context, In) (Out, error)) tool.Tool {
-	return tool.Must(handle.Tool(t.store, name, description, fn)).WithInfo(func(i *tool.Info) {
+	bounded := func(ctx context.Context, in In) (Out, error) {
+		ctx, cancel := t.bounds.withTimeLimit(ctx)
+		defer cancel()
+		out, err := fn(ctx, in)
+		if err != nil {
+			return out, t.bounds.explain(ctx, err)
+		}
+		return out, nil
+	}
+	return tool.Must(handle.Tool(t.store, name, description, bounded)).WithInfo(func(i *tool.Info) {
 		i.Title = title
 		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(readOnly), OpenWorldHint: ptr(false)}
 	})

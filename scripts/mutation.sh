@@ -79,7 +79,7 @@ run_entry() {
     missed=$((missed + 1))
   else
     echo "caught  $name  (test $test, $took)"
-    grep -m 3 -E -e '--- FAIL|panic:|fatal error:' <<<"$out" | sed 's/^/        /' || true
+    grep -m 4 -E -e '--- FAIL|_test\.go:[0-9]+:|panic:|fatal error:' <<<"$out" | sed 's/^/        /' || true
   fi
 }
 

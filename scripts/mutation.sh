@@ -36,6 +36,7 @@ missed=0 entries=0 start=$SECONDS
 # and prints its report line.
 run_entry() {
   if [ ${#want[@]} -gt 0 ] && [ -z "${want[$name]:-}" ]; then return; fi
+  entries=$((entries + 1))
   local n
   for n in file old dir pkg run has_new; do
     if [ -z "${!n}" ]; then
@@ -44,7 +45,6 @@ run_entry() {
       return
     fi
   done
-  entries=$((entries + 1))
   local target=$tree/$file
   if [ ! -f "$target" ]; then
     echo "STALE   $name  ($file does not exist)"
@@ -79,7 +79,7 @@ run_entry() {
     missed=$((missed + 1))
   else
     echo "caught  $name  (test $test, $took)"
-    grep -m 4 -E -e '--- FAIL|_test\.go:[0-9]+:|panic:|fatal error:' <<<"$out" | sed 's/^/        /' || true
+    grep -m 4 -E -e '--- FAIL|_test\.go:[0-9]+:|panic:|fatal error:' <<<"$out" | cut -c1-200 | sed 's/^/        /' || true
   fi
 }
 

@@ -27,6 +27,10 @@ mkdir "$tree"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
   perl -0 -ne 'chomp; print "$_\0" if -f $_' | tar --null -T - -cf -) | tar -xf - -C "$tree"
 
+dirty=
+if [ -n "$(cd "$root" && git status --porcelain --untracked-files=normal)" ]; then dirty=" with uncommitted changes"; fi
+echo "mutation check of $(cd "$root" && git rev-parse --short HEAD)$dirty: the guards of ${list#"$root"/}"
+
 declare -A want=()
 for n in "$@"; do want[$n]=1; done
 
@@ -95,7 +99,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   [ "$value" = "$line" ] && value=
   case $key in
     name)
-      [ -n "$name" ] && run_entry
+      if [ -n "$name" ]; then run_entry; fi
       name=$value file= old= new= has_new= dir= pkg= run=
       ;;
     new) new=$value has_new=1 ;; # may be empty: the guard's text deleted
@@ -106,7 +110,7 @@ while IFS= read -r line || [ -n "$line" ]; do
       ;;
   esac
 done <"$list"
-[ -n "$name" ] && run_entry
+if [ -n "$name" ]; then run_entry; fi
 
 echo "mutation check: $entries guards, $missed missed or stale, $((SECONDS - start))s"
 [ "$missed" -eq 0 ]

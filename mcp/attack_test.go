@@ -19,16 +19,21 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// The attack tests' server timeouts, shorter than NewHTTPServer's so that
-// the tests end soon; what they check is that each attack ends at one.
-// Attacks that send whole bodies get NewHTTPServer's ReadTimeout, long
-// enough to read 16 MiB on a loaded machine under the race detector.
+// The attack tests' server bounds: each attack runs on the server
+// `toolwire serve --http` runs (mcp.NewHTTPEndpoints), with the timeouts
+// an attack waits for shortened through the HTTPConfig fields the CLI
+// sets, so that the tests end soon; what they check is that each attack
+// ends at one. An attack shortens only the timeouts it needs: the others
+// keep their defaults, far beyond attackWait, so that an attack that ends
+// shows that the timeout it names ended it. Attacks that send whole
+// bodies keep the default ReadTimeout, long enough to read 16 MiB on a
+// loaded machine under the race detector.
 const (
 	attackHeaderTimeout = 1 * time.Second
 	attackReadTimeout   = 2 * time.Second
 	attackIdleTimeout   = 2 * time.Second
 	// attackWait bounds the wait for the server to answer or hang up,
-	// well beyond every timeout above.
+	// well beyond every timeout above and well below the defaults.
 	attackWait = 15 * time.Second
 	// attackRSSBound bounds how much the process's peak resident memory may
 	// grow during one attack, besides what the bodies it sends may
@@ -37,28 +42,39 @@ const (
 	attackRSSBound = 64 << 20
 )
 
-// attackServer serves an HTTPHandler on a loopback listener with the
-// server NewHTTPServer configures (timeouts shortened): /mcp is the
-// handler, /close the handler answering with "Connection: close".
-func attackServer(t *testing.T, readTimeout time.Duration) string {
+// Bounds of the attacks: the header, read and idle timeouts shortened
+// (most attacks); all but the read timeout (attacks sending whole
+// bodies); the header timeout alone (attacks on the headers, which
+// without it would wait for the default read timeout).
+var (
+	shortened  = mcp.HTTPConfig{ReadHeaderTimeout: attackHeaderTimeout, ReadTimeout: attackReadTimeout, IdleTimeout: attackIdleTimeout}
+	bodyRead   = mcp.HTTPConfig{ReadHeaderTimeout: attackHeaderTimeout, IdleTimeout: attackIdleTimeout}
+	headerOnly = mcp.HTTPConfig{ReadHeaderTimeout: attackHeaderTimeout}
+)
+
+// attackServer serves the endpoints `toolwire serve --http` serves, on the
+// server it runs, configured by cfg, over a loopback listener; /close
+// is /mcp answering with "Connection: close".
+func attackServer(t *testing.T, cfg mcp.HTTPConfig) string {
 	t.Helper()
-	h := mcp.NewHTTPHandler(newServer(t, echoTool()))
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/close", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Connection", "close")
-		h.ServeHTTP(w, r)
-	}))
+	cfg.Middleware = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/close" {
+				w.Header().Set("Connection", "close")
+				r.URL.Path = "/mcp"
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := mcp.NewHTTPServer(mux, nil)
-	hs.ReadHeaderTimeout, hs.ReadTimeout, hs.IdleTimeout = attackHeaderTimeout, readTimeout, attackIdleTimeout
+	hs, end := mcp.NewHTTPEndpoints(newServer(t, echoTool()), cfg)
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		hs.Close()
-		h.Close()
+		end()
 	})
 	return ln.Addr().String()
 }
@@ -93,13 +109,12 @@ func slowWrite(c net.Conn, s string, interval time.Duration) {
 }
 
 // TestHTTPAttacks attacks the server `toolwire serve --http` runs
-// (NewHTTPServer and an HTTPHandler) over raw TCP connections to a real
-// loopback listener, as a hostile client would, and checks that each
-// attack gets net/http's answer (the status lines in order, then the
-// connection closed; none when net/http hangs up without one) before
-// attackWait, and that neither the process's peak RSS nor the memory it
-// allocates grows by more than attackRSSBound (plus what the bodies sent
-// may cost).
+// (NewHTTPEndpoints) over raw TCP connections to a real loopback
+// listener, as a hostile client would, and checks that each attack gets
+// net/http's answer (the status lines in order, then the connection
+// closed; none when net/http hangs up without one) before attackWait,
+// and that neither the process's peak RSS nor the memory it allocates
+// grows by more than attackRSSBound (plus what the bodies sent may cost).
 func TestHTTPAttacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the attacks wait for the server's timeouts")
@@ -114,7 +129,10 @@ func TestHTTPAttacks(t *testing.T) {
 		// server hanging up, and are ignored.
 		attack func(c net.Conn)
 		want   []string // status codes of the answers, in order
-		bodies bool     // each connection sends a body up to the message limit (and gets mcp.ReadTimeout)
+		// bodies: each connection sends a body up to the message limit
+		// (and gets the default ReadTimeout: bodyRead).
+		bodies bool
+		cfg    *mcp.HTTPConfig // the server's bounds (default shortened)
 	}{
 		{name: "header-only 64 MiB Content-Length, many connections", conns: 100,
 			attack: func(c net.Conn) { io.WriteString(c, request("/mcp", "Content-Length: "+big+"\r\n")) },
@@ -131,7 +149,7 @@ func TestHTTPAttacks(t *testing.T) {
 					}
 				}
 			},
-			want: []string{"413"}},
+			want: []string{"413"}, cfg: &bodyRead},
 		{name: "64 MiB chunked body", conns: 2, bodies: true,
 			attack: func(c net.Conn) {
 				io.WriteString(c, request("/mcp", "Transfer-Encoding: chunked\r\n"))
@@ -148,11 +166,37 @@ func TestHTTPAttacks(t *testing.T) {
 				}
 				io.WriteString(c, "0\r\n\r\n")
 			},
-			want: []string{"413"}},
-		{name: "silent connection", conns: 100, attack: func(net.Conn) {}, want: nil},
+			want: []string{"413"}, cfg: &bodyRead},
+		// A body of unknown length refused at the limit ends the
+		// connection, as one of declared length does: what follows it is
+		// not read as another request.
+		{name: "chunked body 1 byte over the limit, then another request", bodies: true,
+			attack: func(c net.Conn) {
+				io.WriteString(c, request("/mcp", "Transfer-Encoding: chunked\r\n"))
+				for range jsonrpcLimit >> 20 {
+					if _, err := io.WriteString(c, strconv.FormatInt(1<<20, 16)+"\r\n"); err != nil {
+						return
+					}
+					if _, err := c.Write(mib); err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, "\r\n"); err != nil {
+						return
+					}
+				}
+				io.WriteString(c, "1\r\n \r\n0\r\n\r\n"+fullRequest("/mcp"))
+			},
+			want: []string{"413"}, cfg: &bodyRead},
+		{name: "silent connection", conns: 100, attack: func(net.Conn) {}, want: nil, cfg: &headerOnly},
 		{name: "header at 1 byte per 300 ms", conns: 20,
 			attack: func(c net.Conn) { slowWrite(c, fullRequest("/mcp"), 300*time.Millisecond) },
-			want:   []string{"400"}},
+			want:   []string{"400"}, cfg: &headerOnly},
+		{name: "headers over MaxHeaderBytes",
+			attack: func(c net.Conn) {
+				pad := "X-Pad: " + strings.Repeat("a", 2*mcp.MaxHeaderBytes) + "\r\n"
+				io.WriteString(c, request("/mcp", pad+"Content-Length: "+strconv.Itoa(len(listBody))+"\r\n")+listBody)
+			},
+			want: []string{"431"}},
 		{name: "stalled fixed-length body",
 			attack: func(c net.Conn) {
 				io.WriteString(c, request("/mcp", "Content-Length: "+strconv.Itoa(len(listBody))+"\r\n")+listBody[:10])
@@ -200,11 +244,11 @@ func TestHTTPAttacks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			readTimeout := attackReadTimeout
-			if tt.bodies {
-				readTimeout = mcp.ReadTimeout
+			cfg := shortened
+			if tt.cfg != nil {
+				cfg = *tt.cfg
 			}
-			addr := attackServer(t, readTimeout)
+			addr := attackServer(t, cfg)
 			conns := max(tt.conns, 1)
 			if err := procmem.ResetPeak(); err != nil {
 				t.Logf("%v: the peak RSS checked is the process's", err)

@@ -12,28 +12,21 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// guardedServer serves srv's Streamable HTTP endpoint at /mcp and its
-// legacy HTTP+SSE endpoints at /sse and /message, with the given allow
-// lists, over a real loopback listener; it returns the listener's
-// address.
+// guardedServer serves srv's endpoints as `toolwire serve --http` does
+// (NewHTTPEndpoints: Streamable HTTP at /mcp, the legacy HTTP+SSE
+// transport at /sse and /message), with the given allow lists, over a
+// real loopback listener; it returns the listener's address.
 func guardedServer(t *testing.T, hosts, origins []string) string {
 	t.Helper()
-	srv := newServer(t, echoTool())
-	h := &mcp.HTTPHandler{Server: srv, AllowedHosts: hosts, AllowedOrigins: origins}
-	sse := &mcp.SSEHandler{Server: srv, AllowedHosts: hosts, AllowedOrigins: origins}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/sse", sse)
-	mux.Handle("/message", sse)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := mcp.NewHTTPServer(mux, nil)
+	hs, end := mcp.NewHTTPEndpoints(newServer(t, echoTool()), mcp.HTTPConfig{AllowedHosts: hosts, AllowedOrigins: origins})
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		hs.Close()
-		h.Close()
+		end()
 	})
 	return ln.Addr().String()
 }

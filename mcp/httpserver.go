@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,14 +41,59 @@ const (
 // are bounded by the handlers, at Server.MaxMessageSize. logger, when not
 // nil, receives net/http's own error log.
 func NewHTTPServer(h http.Handler, logger *log.Logger) *http.Server {
+	return HTTPConfig{ErrorLog: logger}.server(h)
+}
+
+// HTTPConfig configures the HTTP server NewHTTPEndpoints returns. The zero
+// value is the server `toolwire serve --http` runs by default; a zero
+// bound takes the default of the same name above.
+type HTTPConfig struct {
+	// AllowedHosts and AllowedOrigins are the allow lists of every
+	// endpoint, as HTTPHandler's fields of the same names.
+	AllowedHosts   []string
+	AllowedOrigins []string
+	// Middleware, when not nil, wraps the endpoints (a request log, an
+	// authentication check).
+	Middleware func(http.Handler) http.Handler
+	// ErrorLog, when not nil, receives net/http's own error log.
+	ErrorLog *log.Logger
+	// The bounds of the net/http server.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+}
+
+// NewHTTPEndpoints returns the HTTP server `toolwire serve --http` runs
+// for s: Streamable HTTP at /mcp and the deprecated HTTP+SSE transport at
+// /sse and /message, with cfg's allow lists, on a net/http server
+// configured as NewHTTPServer does, with cfg's bounds. Call end once the
+// server has stopped, to end the legacy sessions.
+func NewHTTPEndpoints(s *Server, cfg HTTPConfig) (hs *http.Server, end func()) {
+	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
+	sse := &SSEHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/sse", sse)
+	mux.Handle("/message", sse)
+	var handler http.Handler = mux
+	if cfg.Middleware != nil {
+		handler = cfg.Middleware(mux)
+	}
+	return cfg.server(handler), h.Close
+}
+
+// server returns the net/http server for h with c's bounds and log.
+func (c HTTPConfig) server(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
-		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    MaxHeaderBytes,
-		ErrorLog:          logger,
+		ReadHeaderTimeout: cmp.Or(c.ReadHeaderTimeout, ReadHeaderTimeout),
+		ReadTimeout:       cmp.Or(c.ReadTimeout, ReadTimeout),
+		WriteTimeout:      cmp.Or(c.WriteTimeout, WriteTimeout),
+		IdleTimeout:       cmp.Or(c.IdleTimeout, IdleTimeout),
+		MaxHeaderBytes:    cmp.Or(c.MaxHeaderBytes, MaxHeaderBytes),
+		ErrorLog:          c.ErrorLog,
 	}
 }
 

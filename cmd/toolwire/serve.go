@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"sort"
 	"strings"
 
@@ -171,18 +170,16 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", addr, err)
 	}
-	h := &mcp.HTTPHandler{Server: srv, AllowedOrigins: o.origins, AllowedHosts: allowedHosts(o.hosts, ln.Addr())}
-	defer h.Close()
-	sse := &mcp.SSEHandler{Server: srv, AllowedOrigins: o.origins, AllowedHosts: h.AllowedHosts}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/sse", sse)
-	mux.Handle("/message", sse)
-	var handler http.Handler = mux
-	if reqlog != nil {
-		handler = reqlog.handler(mux)
+	cfg := mcp.HTTPConfig{
+		AllowedHosts:   allowedHosts(o.hosts, ln.Addr()),
+		AllowedOrigins: o.origins,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	hs := mcp.NewHTTPServer(handler, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
+	if reqlog != nil {
+		cfg.Middleware = reqlog.handler
+	}
+	hs, end := mcp.NewHTTPEndpoints(srv, cfg)
+	defer end()
 	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
 	return mcp.RunHTTPServer(ctx, hs, ln)
 }

@@ -35,9 +35,9 @@ const (
 const DefaultSessionIdleTimeout = 30 * time.Minute
 
 // DefaultMaxSessions bounds the legacy sessions an HTTPHandler holds at
-// once. An idle session costs about 3 KiB of the server's memory (RSS
-// measured with 10,000 open, bench/README.md), so the default cap holds
-// about 30 MiB.
+// once. An idle session costs about 3.5 KiB of the server's memory (RSS
+// of toolwire serve --http with 10,000 open; bench/README.md), so the
+// default cap holds about 35 MiB.
 const DefaultMaxSessions = 10_000
 
 // busyRetryAfter is the Retry-After given to a client refused for a full

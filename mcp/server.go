@@ -32,9 +32,10 @@ const (
 	DefaultRequestTimeout        = 10 * time.Minute
 	DefaultPageSize              = 500
 	// DefaultMaxStreams bounds the SSE streams held open between
-	// requests: an idle one costs about 16 KiB of the server's memory
-	// (two goroutines and their buffers; bench/README.md), so the
-	// default cap holds about 32 MiB.
+	// requests: an idle one costs about 30 KiB of the server's memory
+	// (RSS of toolwire serve --http with 2,000 HTTP+SSE streams open,
+	// two goroutines each; bench/README.md), so the default cap holds
+	// about 60 MiB.
 	DefaultMaxStreams = 2_000
 	// DefaultStreamIdleTimeout closes an SSE stream held open between
 	// requests that carried nothing this long.

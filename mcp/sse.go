@@ -61,8 +61,8 @@ func (s *sseWriter) flushLocked() error {
 
 // hold keeps a GET stream open until ctx or done ends, the stream is
 // closed (another GET took it over, a write failed), or it has carried
-// nothing for idle while busy, when not nil, reports false. It returns
-// true when it ended the stream for being idle.
+// nothing for idle and busy (when not nil) reports no request in flight.
+// It returns true when it ended the stream for being idle.
 func (s *sseWriter) hold(ctx context.Context, done <-chan struct{}, idle time.Duration, busy func() bool) bool {
 	t := time.NewTimer(idle)
 	defer t.Stop()

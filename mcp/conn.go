@@ -632,6 +632,13 @@ func (c *conn) close() {
 	c.srv.untrack(c)
 }
 
+// busy reports whether a request of c is in flight.
+func (c *conn) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inflight) > 0
+}
+
 // session state
 
 func (c *conn) isInitialized() bool {

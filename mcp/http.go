@@ -34,6 +34,21 @@ const (
 // DefaultSessionIdleTimeout ends a legacy HTTP session unused this long.
 const DefaultSessionIdleTimeout = 30 * time.Minute
 
+// DefaultMaxSessions bounds the legacy sessions an HTTPHandler holds at
+// once. An idle session costs about 3.5 KiB of the server's memory (RSS
+// of toolwire serve --http with 10,000 open; bench/README.md), so the
+// default cap holds about 35 MiB.
+const DefaultMaxSessions = 10_000
+
+// busyRetryAfter is the Retry-After given to a client refused for a full
+// cap of sessions or streams: slots free as other clients end their
+// sessions or streams, or these expire.
+const busyRetryAfter = 10 * time.Second
+
+// codeServerBusy is the JSON-RPC error code of a refusal for a full cap,
+// from JSON-RPC's range for implementation-defined server errors.
+const codeServerBusy = -32000
+
 // HTTPHandler serves a Server over Streamable HTTP at whatever path it is
 // mounted on, for both eras: modern (2026-07-28) clients send independent
 // POSTs; legacy clients open a session with initialize and may hold a GET
@@ -55,6 +70,11 @@ type HTTPHandler struct {
 	// SessionIdleTimeout ends a legacy session unused this long (default
 	// DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the legacy sessions open at once (default
+	// DefaultMaxSessions). An initialize past it is refused with 503 and
+	// Retry-After; no live session is evicted for it: sessions ended with
+	// DELETE and sessions expired free their slots.
+	MaxSessions int
 
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
@@ -71,7 +91,8 @@ type httpSession struct {
 	conn       *conn
 	ctx        context.Context
 	cancel     context.CancelFunc
-	lastUsed   time.Time
+	lastUsed   time.Time   // guarded by the handler's mu
+	expiry     *time.Timer // runs expire once the session may be idle
 	events     *eventLog
 	standalone *sessionOut
 }
@@ -206,6 +227,13 @@ func readError(err error, limit int) (int, error) {
 	return http.StatusBadRequest, err
 }
 
+// writeBusy refuses a request for a full cap with 503, Retry-After and a
+// JSON-RPC error that says which cap is full and what to do.
+func writeBusy(w http.ResponseWriter, id jsonrpc.ID, format string, args ...any) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(busyRetryAfter/time.Second)))
+	writeJSONError(w, http.StatusServiceUnavailable, id, jsonrpc.NewError(codeServerBusy, "server busy: "+format+"; retry after %v", append(args, busyRetryAfter)...))
+}
+
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -294,7 +322,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case msg.Method == MethodInitialize && !IsModern(r.Header.Get(HeaderProtocolVersion)) && !isModernBody(msg):
-		sess := h.newSession(r)
+		sess := h.newSession(r, start)
+		if sess == nil {
+			writeBusy(w, msg.ID, "%d legacy sessions are open, the most this server allows: end the sessions you no longer need with DELETE (with their %s header), or raise the cap (HTTPHandler.MaxSessions; toolwire serve --max-sessions)", h.maxSessions(), HeaderSessionID)
+			return
+		}
 		h.legacy(w, r, sess, msg, start)
 	case msg.IsResponse():
 		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a response was sent without an %s header: responses belong to a legacy session", HeaderSessionID))
@@ -598,28 +630,40 @@ func numericEqual(header string, body any) bool {
 
 // sessions
 
-// newSession starts a legacy session for its initialize request r. The
+// newSession starts a legacy session for its initialize request r,
+// arriving at now, or returns nil when MaxSessions are open. The
 // session's requests run in a context that keeps r's values (what the
 // program's HTTP middleware stored there, such as the caller), though not
 // its cancellation.
-func (h *HTTPHandler) newSession(r *http.Request) *httpSession {
+func (h *HTTPHandler) newSession(r *http.Request, now time.Time) *httpSession {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: time.Now(), events: newEventLog()}
+	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: now, events: newEventLog()}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
 	sess.conn.session = sess.id
 	sess.conn.detached = context.WithoutCancel(ctx) // end closes the conn
-	h.Server.track(sess.conn)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.sessions) >= h.maxSessions() {
+		cancel()
+		return nil
+	}
 	if h.sessions == nil {
 		h.sessions = map[string]*httpSession{}
 	}
-	h.expireLocked()
+	h.Server.track(sess.conn)
 	h.sessions[sess.id] = sess
+	sess.expiry = time.AfterFunc(h.idleTimeout(), func() { h.expire(sess) })
 	return sess
+}
+
+func (h *HTTPHandler) maxSessions() int {
+	if h.MaxSessions > 0 {
+		return h.MaxSessions
+	}
+	return DefaultMaxSessions
 }
 
 func (h *HTTPHandler) idleTimeout() time.Duration {
@@ -629,32 +673,39 @@ func (h *HTTPHandler) idleTimeout() time.Duration {
 	return DefaultSessionIdleTimeout
 }
 
-func (h *HTTPHandler) expireLocked() {
-	cutoff := time.Now().Add(-h.idleTimeout())
-	for id, s := range h.sessions {
-		if s.lastUsed.Before(cutoff) {
-			delete(h.sessions, id)
-			s.end()
-		}
+// expire runs on s's timer: it ends s when it has been unused for the idle
+// timeout, and otherwise arms the timer again for when it will have been.
+// So a request only records its time, and the timer fires about once per
+// idle timeout of a session in use: no request scans the sessions.
+func (h *HTTPHandler) expire(s *httpSession) {
+	h.mu.Lock()
+	if h.sessions[s.id] != s {
+		h.mu.Unlock()
+		return // ended already
 	}
+	if left := h.idleTimeout() - time.Since(s.lastUsed); left > 0 {
+		s.expiry.Reset(left)
+		h.mu.Unlock()
+		return
+	}
+	delete(h.sessions, s.id)
+	h.mu.Unlock()
+	s.end()
 }
 
+// session returns the open session id, recording its use at now, or nil.
 func (h *HTTPHandler) session(id string, now time.Time) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.sessions[id]
 	if s != nil {
-		if now.Sub(s.lastUsed) > h.idleTimeout() {
-			delete(h.sessions, id)
-			s.end()
-			return nil
-		}
 		s.lastUsed = now
 	}
 	return s
 }
 
 func (s *httpSession) end() {
+	s.expiry.Stop()
 	s.cancel()
 	s.conn.close()
 	s.standalone.detach(nil)
@@ -707,33 +758,43 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
 		return
 	}
-	if last := r.Header.Get(HeaderLastEventID); last != "" {
-		sw := startSSE(w)
+	last := r.Header.Get(HeaderLastEventID)
+	if last == "" && sess.standalone.busy() {
+		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "conflict: this session already has an open GET stream; only one is allowed"))
+		return
+	}
+	if !h.Server.acquireStream() {
+		writeBusy(w, jsonrpc.ID{}, "%d SSE streams are open, the most this server allows: close the streams you no longer read, or raise the cap (Server.MaxStreams; toolwire serve --max-streams)", h.Server.maxStreams())
+		return
+	}
+	defer h.Server.releaseStream()
+	idle := h.Server.streamIdleTimeout()
+	if last != "" {
+		sw := startHeldSSE(w)
 		stream, ok := sess.events.replay(last, sw)
 		if !ok {
 			return
 		}
-		// Continue the resumed stream on this connection.
+		// Continue the resumed stream on this connection, until the
+		// session ends too.
 		done := sess.events.attach(stream, sw)
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		case <-sess.ctx.Done():
+		ctx, cancel := context.WithCancel(r.Context())
+		defer context.AfterFunc(sess.ctx, cancel)()
+		defer cancel()
+		if sw.hold(ctx, done, idle, nil) {
+			sw.retry(retryMillis)
 		}
 		sess.events.detach(stream, sw)
 		return
 	}
-	if sess.standalone.busy() {
-		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "conflict: this session already has an open GET stream; only one is allowed"))
-		return
-	}
-	sw := startSSE(w)
+	sw := startHeldSSE(w)
 	if !sess.standalone.attach(sw) {
 		return
 	}
-	select {
-	case <-r.Context().Done():
-	case <-sess.ctx.Done():
+	if sw.hold(r.Context(), sess.ctx.Done(), idle, nil) {
+		// Closed for being idle: the client opens it again, after the
+		// retry interval.
+		sw.retry(retryMillis)
 	}
 	sess.standalone.detach(sw)
 }

@@ -55,6 +55,9 @@ type HTTPConfig struct {
 	// Middleware, when not nil, wraps the endpoints (a request log, an
 	// authentication check).
 	Middleware func(http.Handler) http.Handler
+	// MaxSessions caps the legacy sessions open at once, as
+	// HTTPHandler.MaxSessions; zero means DefaultMaxSessions.
+	MaxSessions int
 	// ErrorLog, when not nil, receives net/http's own error log.
 	ErrorLog *log.Logger
 	// The bounds of the net/http server.
@@ -71,7 +74,7 @@ type HTTPConfig struct {
 // configured as NewHTTPServer does, with cfg's bounds. Call end once the
 // server has stopped, to end the legacy sessions.
 func NewHTTPEndpoints(s *Server, cfg HTTPConfig) (hs *http.Server, end func()) {
-	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
+	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, MaxSessions: cfg.MaxSessions}
 	sse := &SSEHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

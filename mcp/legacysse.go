@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 )
@@ -67,10 +69,16 @@ func (h *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
+	if !h.Server.acquireStream() {
+		w.Header().Set("Retry-After", strconv.Itoa(int(busyRetryAfter/time.Second)))
+		http.Error(w, fmt.Sprintf("server busy: %d SSE streams are open, the most this server allows: close the streams you no longer read, or raise the cap (Server.MaxStreams; toolwire serve --max-streams); retry after %v", h.Server.maxStreams(), busyRetryAfter), http.StatusServiceUnavailable)
+		return
+	}
+	defer h.Server.releaseStream()
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
-	sw := startSSE(w)
+	sw := startHeldSSE(w)
 	out := &sseSender{w: sw}
 	sess := &sseSession{conn: newConn(h.Server, out), out: out, ctx: r.Context()}
 	sess.conn.session = id
@@ -101,7 +109,9 @@ func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	<-r.Context().Done()
+	// The session ends with its stream: an idle one is closed only while
+	// none of its requests runs.
+	sw.hold(r.Context(), nil, h.Server.streamIdleTimeout(), sess.conn.busy)
 }
 
 func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
@@ -31,6 +32,15 @@ const (
 	DefaultMaxQueuedRequests     = 256
 	DefaultRequestTimeout        = 10 * time.Minute
 	DefaultPageSize              = 500
+	// DefaultMaxStreams bounds the SSE streams held open between
+	// requests: an idle one costs about 30 KiB of the server's memory
+	// (RSS of toolwire serve --http with 2,000 HTTP+SSE streams open,
+	// two goroutines each; bench/README.md), so the default cap holds
+	// about 60 MiB.
+	DefaultMaxStreams = 2_000
+	// DefaultStreamIdleTimeout closes an SSE stream held open between
+	// requests that carried nothing this long.
+	DefaultStreamIdleTimeout = 10 * time.Minute
 )
 
 // ResourceHandler reads a resource. It returns the contents of uri, or an
@@ -103,6 +113,20 @@ type Server struct {
 	// context the server runs in already carries (tool.WithCaller) comes
 	// first.
 	Caller func(ctx context.Context, req RequestInfo) tool.Caller
+	// MaxStreams bounds the SSE streams held open between requests, over
+	// every HTTP handler serving this server (default DefaultMaxStreams):
+	// the GET streams of legacy Streamable HTTP sessions (standalone and
+	// resumed) and the streams of the HTTP+SSE transport, whose sessions
+	// they are. A stream past it is refused with 503 and Retry-After.
+	// The streams of POST responses are bounded by the requests in
+	// flight instead.
+	MaxStreams int
+	// StreamIdleTimeout closes a stream MaxStreams counts once it has
+	// carried nothing this long (default DefaultStreamIdleTimeout): a
+	// Streamable HTTP client opens it again (the spec lets the server
+	// close it at any time); an HTTP+SSE session ends with its stream, so
+	// its stream is not closed while a request of it runs.
+	StreamIdleTimeout time.Duration
 	// AskMissing asks the client's user (elicitation) for required
 	// arguments a tools/call left out, when the client can answer and the
 	// arguments are plain values, and runs the call with them; otherwise,
@@ -123,6 +147,7 @@ type Server struct {
 	complete  CompletionHandler
 	conns     map[*conn]struct{}
 	stateKey  []byte
+	streams   atomic.Int64 // SSE streams held open (MaxStreams)
 }
 
 type resourceEntry struct {
@@ -369,6 +394,32 @@ func (s *Server) requestTimeout() time.Duration {
 		return s.RequestTimeout
 	}
 	return DefaultRequestTimeout
+}
+
+// acquireStream counts an SSE stream held open, and reports whether it is
+// within MaxStreams; releaseStream uncounts it (only after true).
+func (s *Server) acquireStream() bool {
+	if s.streams.Add(1) > int64(s.maxStreams()) {
+		s.streams.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Server) releaseStream() { s.streams.Add(-1) }
+
+func (s *Server) streamIdleTimeout() time.Duration {
+	if s.StreamIdleTimeout > 0 {
+		return s.StreamIdleTimeout
+	}
+	return DefaultStreamIdleTimeout
+}
+
+func (s *Server) maxStreams() int {
+	if s.MaxStreams > 0 {
+		return s.MaxStreams
+	}
+	return DefaultMaxStreams
 }
 
 func (s *Server) pageSize() int {

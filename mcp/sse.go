@@ -20,6 +20,11 @@ type sseWriter struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	closed bool
+	// last is when the stream last carried something (its start, an
+	// event); stop, when not nil, is closed with the stream (held
+	// streams: see hold).
+	last time.Time
+	stop chan struct{}
 }
 
 // startSSE sends the headers of an event stream. The stream stays open
@@ -32,16 +37,68 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(WriteTimeout))
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
-	return &sseWriter{w: w, rc: rc}
+	return &sseWriter{w: w, rc: rc, last: now}
+}
+
+// startHeldSSE starts an event stream that stays open between requests (a
+// GET stream), for hold to keep.
+func startHeldSSE(w http.ResponseWriter) *sseWriter {
+	s := startSSE(w)
+	s.stop = make(chan struct{})
+	return s
 }
 
 // flushLocked sends what was written, within WriteTimeout; s.mu is held.
 func (s *sseWriter) flushLocked() error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	s.last = time.Now()
+	_ = s.rc.SetWriteDeadline(s.last.Add(WriteTimeout))
 	return s.rc.Flush()
+}
+
+// hold keeps a GET stream open until ctx or done ends, the stream is
+// closed (another GET took it over, a write failed), or it has carried
+// nothing for idle and busy (when not nil) reports no request in flight.
+// It returns true when it ended the stream for being idle.
+func (s *sseWriter) hold(ctx context.Context, done <-chan struct{}, idle time.Duration, busy func() bool) bool {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-done:
+			return false
+		case <-s.stop:
+			return false
+		case <-t.C:
+		}
+		s.mu.Lock()
+		left := idle - time.Since(s.last)
+		s.mu.Unlock()
+		switch {
+		case left > 0:
+			t.Reset(left)
+		case busy != nil && busy():
+			t.Reset(idle)
+		default:
+			return true
+		}
+	}
+}
+
+// retry tells the client how long to wait before it reconnects to a
+// stream about to end (an SSE retry field, which dispatches no event).
+func (s *sseWriter) retry(retryMs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_, _ = s.w.Write([]byte("retry: " + strconv.Itoa(retryMs) + "\n\n"))
+		_ = s.flushLocked()
+	}
 }
 
 // event writes one event; id may be empty.
@@ -61,11 +118,11 @@ func (s *sseWriter) event(id string, data []byte) error {
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
 	if _, err := s.w.Write(b); err != nil {
-		s.closed = true
+		s.closeLocked()
 		return err
 	}
 	if err := s.flushLocked(); err != nil {
-		s.closed = true
+		s.closeLocked()
 		return err
 	}
 	return nil
@@ -84,8 +141,16 @@ func (s *sseWriter) prime(id string, retryMs int) {
 // close stops all writes; the HTTP handler may then return.
 func (s *sseWriter) close() {
 	s.mu.Lock()
-	s.closed = true
+	s.closeLocked()
 	s.mu.Unlock()
+}
+
+// closeLocked stops all writes and ends hold; s.mu is held.
+func (s *sseWriter) closeLocked() {
+	if !s.closed && s.stop != nil {
+		close(s.stop)
+	}
+	s.closed = true
 }
 
 // maxLoggedEvents bounds the events a legacy stream keeps for resumption.
@@ -209,11 +274,17 @@ func (l *eventLog) replay(lastID string, w *sseWriter) (*eventStream, bool) {
 }
 
 // attach makes w the live writer of a stream and returns a channel closed
-// when the stream ends.
+// when the stream ends. The stream's previous writer, a GET that resumed
+// it before, is closed: a stream has one GET at most, so that a session's
+// GET streams are bounded by its standalone one and its requests in
+// flight, however often the client resumes.
 func (l *eventLog) attach(s *eventStream, w *sseWriter) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.finished {
+		if s.live != nil && s.live != w {
+			s.live.close()
+		}
 		s.live = w
 	}
 	return s.done

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,10 @@ type serveOptions struct {
 	verbose   bool
 	logFormat string
 	data      dataOptions
+	// Bounds of --http (see the mcp fields of the same names).
+	maxSessions       int
+	maxStreams        int
+	streamIdleTimeout time.Duration
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -82,6 +87,9 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
 			if o.logFormat != "text" && o.logFormat != "json" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
 			}
+			if err := o.checkBounds(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
 			o.toolsets = append(o.toolsets, args...) // toolwire serve data
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -92,8 +100,24 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.StringVar(&o.logFormat, "log-format", "text", "format of the log on stderr: text (key=value) or json")
+	f.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "with --http: most legacy sessions open at once; an initialize past it gets 503 with Retry-After (sessions end with DELETE or after 30 minutes unused)")
+	f.IntVar(&o.maxStreams, "max-streams", mcp.DefaultMaxStreams, "with --http: most SSE streams open at once between requests (GET /mcp of legacy sessions, /sse); one past it gets 503 with Retry-After")
+	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
 	o.data.addFlags(f)
 	return cmd
+}
+
+// checkBounds refuses bounds of --http that bound nothing.
+func (o serveOptions) checkBounds() error {
+	switch {
+	case o.maxSessions < 1:
+		return fmt.Errorf("--max-sessions %d: use 1 or more", o.maxSessions)
+	case o.maxStreams < 1:
+		return fmt.Errorf("--max-streams %d: use 1 or more", o.maxStreams)
+	case o.streamIdleTimeout <= 0:
+		return fmt.Errorf("--stream-idle-timeout %v: use a positive duration, such as 10m", o.streamIdleTimeout)
+	}
+	return nil
 }
 
 func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
@@ -170,9 +194,11 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", addr, err)
 	}
+	srv.MaxStreams, srv.StreamIdleTimeout = o.maxStreams, o.streamIdleTimeout
 	cfg := mcp.HTTPConfig{
 		AllowedHosts:   allowedHosts(o.hosts, ln.Addr()),
 		AllowedOrigins: o.origins,
+		MaxSessions:    o.maxSessions,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	if reqlog != nil {

@@ -15,25 +15,20 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// boundedServer serves h's server as `toolwire serve --http` does: h at
-// /mcp, an SSEHandler at /sse and /message, on mcp.NewHTTPServer over a
-// loopback listener. It returns the server's base URL.
-func boundedServer(t *testing.T, h *mcp.HTTPHandler) string {
+// boundedServer serves srv as `toolwire serve --http` does
+// (mcp.NewHTTPEndpoints, with cfg's bounds) over a loopback listener. It
+// returns the server's base URL.
+func boundedServer(t *testing.T, srv *mcp.Server, cfg mcp.HTTPConfig) string {
 	t.Helper()
-	sse := &mcp.SSEHandler{Server: h.Server}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/sse", sse)
-	mux.Handle("/message", sse)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := mcp.NewHTTPServer(mux, nil)
+	hs, end := mcp.NewHTTPEndpoints(srv, cfg)
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		hs.Close()
-		h.Close()
+		end()
 	})
 	return "http://" + ln.Addr().String()
 }
@@ -194,7 +189,7 @@ func (s *sseStream) waitEnd(t *testing.T, what string) {
 // DELETE frees its slot.
 func TestSessionCap(t *testing.T) {
 	const max = 3
-	base := boundedServer(t, &mcp.HTTPHandler{Server: newServer(t, echoTool()), MaxSessions: max})
+	base := boundedServer(t, newServer(t, echoTool()), mcp.HTTPConfig{MaxSessions: max})
 	var sids []string
 	for range max {
 		sids = append(sids, openSession(t, base))
@@ -229,7 +224,7 @@ func TestSessionCap(t *testing.T) {
 // expire.
 func TestSessionIdleExpiry(t *testing.T) {
 	t.Run("unused", func(t *testing.T) {
-		base := boundedServer(t, &mcp.HTTPHandler{Server: newServer(t, echoTool()), MaxSessions: 1, SessionIdleTimeout: 50 * time.Millisecond})
+		base := boundedServer(t, newServer(t, echoTool()), mcp.HTTPConfig{MaxSessions: 1, SessionIdleTimeout: 50 * time.Millisecond})
 		idle := openSession(t, base)
 		eventually(t, "the idle session frees its slot", func() bool {
 			return boundsPost(t, base, "", legacyInit).status == http.StatusOK
@@ -241,7 +236,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	})
 	t.Run("in use", func(t *testing.T) {
 		const idle = 400 * time.Millisecond
-		base := boundedServer(t, &mcp.HTTPHandler{Server: newServer(t, echoTool()), SessionIdleTimeout: idle})
+		base := boundedServer(t, newServer(t, echoTool()), mcp.HTTPConfig{SessionIdleTimeout: idle})
 		sid := openSession(t, base)
 		for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 20) {
 			if r := pingSession(t, base, sid); r.status != http.StatusOK {
@@ -258,7 +253,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 func TestStreamCap(t *testing.T) {
 	srv := newServer(t, echoTool())
 	srv.MaxStreams = 2
-	base := boundedServer(t, &mcp.HTTPHandler{Server: srv})
+	base := boundedServer(t, srv, mcp.HTTPConfig{})
 	s1, s2, s3 := openSession(t, base), openSession(t, base), openSession(t, base)
 	first, _ := openStream(t, base, "/mcp", s1, "")
 	if first == nil {
@@ -293,7 +288,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	srv := newServer(t, block)
 	srv.StreamIdleTimeout = 50 * time.Millisecond
 	srv.MaxStreams = 1
-	base := boundedServer(t, &mcp.HTTPHandler{Server: srv})
+	base := boundedServer(t, srv, mcp.HTTPConfig{})
 
 	sid := openSession(t, base)
 	get, _ := openStream(t, base, "/mcp", sid, "")
@@ -357,7 +352,7 @@ func TestResumedStreamTakenOver(t *testing.T) {
 		<-release
 		return "polled", nil
 	}))
-	base := boundedServer(t, &mcp.HTTPHandler{Server: srv})
+	base := boundedServer(t, srv, mcp.HTTPConfig{})
 	sid := openSession(t, base)
 	r := boundsPost(t, base, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"poll","arguments":{}}}`)
 	_, rest, ok := strings.Cut(r.body, "id: ")

@@ -58,6 +58,9 @@ type HTTPConfig struct {
 	// MaxSessions caps the legacy sessions open at once, as
 	// HTTPHandler.MaxSessions; zero means DefaultMaxSessions.
 	MaxSessions int
+	// SessionIdleTimeout ends a legacy session unused for this long, as
+	// HTTPHandler.SessionIdleTimeout; zero means its default.
+	SessionIdleTimeout time.Duration
 	// ErrorLog, when not nil, receives net/http's own error log.
 	ErrorLog *log.Logger
 	// The bounds of the net/http server.
@@ -74,7 +77,7 @@ type HTTPConfig struct {
 // configured as NewHTTPServer does, with cfg's bounds. Call end once the
 // server has stopped, to end the legacy sessions.
 func NewHTTPEndpoints(s *Server, cfg HTTPConfig) (hs *http.Server, end func()) {
-	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, MaxSessions: cfg.MaxSessions}
+	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, MaxSessions: cfg.MaxSessions, SessionIdleTimeout: cfg.SessionIdleTimeout}
 	sse := &SSEHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

@@ -316,8 +316,10 @@ func (c *refChecker) check(node any, sc *scope) error {
 				}
 			}
 			return fmt.Errorf("query reads only the tables passed in tables (%s): %s is not allowed; load files with load_csv", strings.Join(c.names, ", "), fn)
-		case "SHOW_REF", "COLUMN_DATA":
-			return fmt.Errorf("query reads only the tables passed in tables (%s): DESCRIBE, SUMMARIZE and SHOW are not allowed; use describe", strings.Join(c.names, ", "))
+		case "SHOW_REF":
+			return fmt.Errorf("query reads only the tables passed in tables (%s): DESCRIBE, SUMMARIZE and SHOW are not allowed; use the describe tool", strings.Join(c.names, ", "))
+		case "COLUMN_DATA":
+			return fmt.Errorf("query reads only the tables passed in tables (%s)", strings.Join(c.names, ", "))
 		case "BASE_TABLE":
 			name, _ := n["table_name"].(string)
 			schema, _ := n["schema_name"].(string)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -503,8 +504,14 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
+// serverFile matches the paths and names of files in an error message
+// that are the server's, not the model's: tables' files (the data
+// directory holds every caller's) and DuckDB's temporary directory.
+var serverFile = regexp.MustCompile(`[^\s'"]*(?:\bt_[0-9a-f]{24}\b|toolwire-data-)[^\s'"]*`)
+
 // engineError rewrites a DuckDB error for a model: the lines that say
-// what is wrong, without DuckDB's list of options to try.
+// what is wrong, without DuckDB's list of options to try, and without
+// the server's files (serverFile).
 func engineError(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -524,7 +531,7 @@ func engineError(what string, err error) error {
 			keep = append(keep, line)
 		}
 	}
-	msg := strings.Join(keep, " ")
+	msg := serverFile.ReplaceAllString(strings.Join(keep, " "), "(a server file)")
 	if len(msg) > 400 {
 		msg = msg[:397] + "..."
 	}

@@ -68,6 +68,9 @@ func (t *Toolset) readable(p string) (string, os.FileInfo, error) {
 	if fi.IsDir() {
 		return "", nil, fmt.Errorf("%s is a directory: pass the path of a file in it", abs)
 	}
+	if !fi.Mode().IsRegular() { // reading a FIFO or a device can block for ever
+		return "", nil, fmt.Errorf("%s is not a regular file (%s): pass the path of a regular file", abs, fileKind(fi.Mode()))
+	}
 	return real, fi, nil
 }
 
@@ -98,6 +101,22 @@ func (t *Toolset) writable(p string) (string, error) {
 		if fi.IsDir() {
 			return "", fmt.Errorf("cannot write %s: it is a directory; pass a file name", abs)
 		}
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("cannot write %s: it is not a regular file (%s); pass the path of a regular file", abs, fileKind(fi.Mode()))
+		}
 	}
 	return real, nil
+}
+
+// fileKind names the kind of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.Type().String()
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -29,47 +31,183 @@ func (t *Toolset) query() tool.Tool {
 			"The query reads only those tables: no files, no other tables, no changes.",
 		false, func(ctx context.Context, in queryIn) (TableInfo, error) {
 			names := make([]string, 0, len(in.Tables))
-			for name := range in.Tables {
+			tables := make(map[string]*Table, len(in.Tables))
+			for name, h := range in.Tables {
 				if !tableName.MatchString(name) {
 					return TableInfo{}, fmt.Errorf("%q cannot name a table in SQL: use letters, digits and _, starting with a letter", name)
 				}
 				names = append(names, name)
+				tables[name] = h.Value()
 			}
 			sort.Strings(names)
-			conn, err := t.db.Conn(ctx)
+			info, err := t.runQuery(ctx, in.SQL, names, tables)
 			if err != nil {
-				return TableInfo{}, fmt.Errorf("query: %w", err)
-			}
-			defer conn.Close()
-			if err := checkQuery(ctx, conn, in.SQL, names); err != nil {
 				return TableInfo{}, err
-			}
-			// The names are views on this connection only, dropped after.
-			for _, name := range names {
-				defer conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS temp."+ident(name))
-				from, err := t.rel(in.Tables[name].Value())
-				if err != nil {
-					return TableInfo{}, err
-				}
-				if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+from); err != nil {
-					return TableInfo{}, engineError("query: naming table "+name, err)
-				}
-			}
-			info, err := t.materialize(ctx, conn, strings.TrimRight(strings.TrimSpace(in.SQL), ";"))
-			if err != nil {
-				return TableInfo{}, engineError("query failed", err)
 			}
 			info.Preview, err = t.csvText(ctx, info.Table.Value(), 10)
 			return info, err
 		})
 }
 
+// runQuery runs a model's SQL over its tables in a DuckDB database of
+// its own, opened for this query and closed after it, which may read
+// nothing but the caller's tables: the files of its Parquet and CSV
+// tables (allowed_paths, one by one) and a private directory holding a
+// copy of its in-memory tables, the result and DuckDB's spill. The
+// toolset's database, its data directory (every caller's tables), its
+// allowed directories and its temporary directory are out of the query's
+// reach whatever the SQL says; checkQuery refuses, before that, any SQL
+// that names something else, so that the model reads why.
+func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tables map[string]*Table) (TableInfo, error) {
+	dir, err := os.MkdirTemp(t.tmpDir, "query-")
+	if err != nil {
+		return TableInfo{}, fmt.Errorf("query: a directory for the query: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var files []string // the only files the query may read
+	for _, name := range names {
+		switch tb := tables[name]; {
+		case tb.File != nil:
+			files = append(files, tb.File.Path)
+		case tb.Parquet:
+			files = append(files, t.parquetPath(tb.Name))
+		}
+	}
+	sb, err := t.sandbox(ctx, dir, files)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	defer sb.Close()
+	conn, err := sb.Conn(ctx)
+	if err != nil {
+		return TableInfo{}, fmt.Errorf("query: %w", err)
+	}
+	defer conn.Close()
+	if err := checkQuery(ctx, conn, text, names); err != nil {
+		return TableInfo{}, err
+	}
+	input := filepath.Join(dir, "input.duckdb")
+	if err := t.export(ctx, input, names, tables); err != nil {
+		return TableInfo{}, engineError("query: copying the tables", err)
+	}
+	if _, err := os.Stat(input); err == nil {
+		if _, err := conn.ExecContext(ctx, "ATTACH "+sqlString(input)+" AS toolwire_input (READ_ONLY)"); err != nil {
+			return TableInfo{}, engineError("query: reading the tables", err)
+		}
+	}
+	for _, name := range names {
+		tb := tables[name]
+		from := "toolwire_input." + ident(name)
+		if tb.File != nil || tb.Parquet {
+			if from, err = t.rel(tb); err != nil {
+				return TableInfo{}, err
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "CREATE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+from); err != nil {
+			return TableInfo{}, engineError("query: naming table "+name, err)
+		}
+	}
+	output := filepath.Join(dir, "output.duckdb")
+	sel := strings.TrimRight(strings.TrimSpace(text), ";")
+	for _, s := range []string{
+		"ATTACH " + sqlString(output) + " AS toolwire_output",
+		"CREATE TABLE toolwire_output.result AS " + sel,
+		"DETACH toolwire_output",
+	} {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			return TableInfo{}, engineError("query failed", err)
+		}
+	}
+	conn.Close()
+	sb.Close() // its memory goes before the result is kept
+	alias := "q_" + randomHex()
+	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(output)+" AS "+alias+" (READ_ONLY)"); err != nil {
+		return TableInfo{}, engineError("query: reading the result", err)
+	}
+	defer t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias)
+	info, err := t.materialize(ctx, t.db, "SELECT * FROM "+alias+".result")
+	if err != nil {
+		return TableInfo{}, engineError("query: keeping the result", err)
+	}
+	return info, nil
+}
+
+// sandbox opens the DuckDB database a query runs in: in memory, spilling
+// to dir, reading only dir and files, with the toolset's bounds, no
+// extensions and its configuration locked.
+func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql.DB, error) {
+	// The bounds of the toolset's database hold in the query's too.
+	rows, err := t.db.QueryContext(ctx, "SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'max_temp_directory_size', 'threads')")
+	if err != nil {
+		return nil, fmt.Errorf("query: reading the bounds: %w", err)
+	}
+	bounds, err := scanAll(rows)
+	if err != nil {
+		return nil, fmt.Errorf("query: reading the bounds: %w", err)
+	}
+	allowed := make([]string, len(files))
+	for i, f := range files {
+		allowed[i] = sqlString(f)
+	}
+	var set []string
+	for _, b := range bounds {
+		set = append(set, fmt.Sprintf("SET %s = %s", b[0], sqlString(fmt.Sprint(b[1]))))
+	}
+	set = append(set,
+		"SET temp_directory = "+sqlString(dir),
+		"SET allowed_directories = ["+sqlString(dir+string(filepath.Separator))+"]",
+		"SET allowed_paths = ["+strings.Join(allowed, ", ")+"]",
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	)
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("query: opening DuckDB: %w", err)
+	}
+	for _, s := range set {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("query: configuring DuckDB (%s): %w", s, err)
+		}
+	}
+	return db, nil
+}
+
+// export copies the caller's tables kept in the toolset's memory into a
+// new DuckDB database file at path, for a query's own database to
+// attach; it writes nothing when there are none.
+func (t *Toolset) export(ctx context.Context, path string, names []string, tables map[string]*Table) error {
+	var copies []string
+	for _, name := range names {
+		if tb := tables[name]; tb.File == nil && !tb.Parquet {
+			copies = append(copies, "CREATE TABLE %[1]s."+ident(name)+" AS SELECT * FROM "+catalog+"."+ident(tb.Name))
+		}
+	}
+	if len(copies) == 0 {
+		return nil
+	}
+	alias := "x_" + randomHex()
+	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(path)+" AS "+alias); err != nil {
+		return err
+	}
+	defer t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias)
+	for _, c := range copies {
+		if _, err := t.db.ExecContext(ctx, fmt.Sprintf(c, alias)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkQuery refuses anything but one SELECT statement that reads only
-// the tables named and its own common table expressions: no table
-// functions (read_csv, read_text, …), no file names used as tables, no
-// other tables. DuckDB parses the statement (json_serialize_sql serializes
-// SELECT statements only); its own settings refuse file and network
-// access in any case.
+// the tables named and its own common table expressions, where they are
+// in scope: no table functions (read_csv, read_text, glob, …), no file
+// names used as tables, no other tables. DuckDB parses the statement
+// (json_serialize_sql serializes SELECT statements only). The query runs
+// where it can read nothing else anyway (runQuery): this check is there
+// to tell the model why.
 func checkQuery(ctx context.Context, conn *sql.Conn, text string, names []string) error {
 	if strings.TrimSpace(text) == "" {
 		return errors.New("the SQL is empty: pass one SELECT statement")
@@ -99,45 +237,76 @@ func checkQuery(ctx context.Context, conn *sql.Conn, text string, names []string
 	if err := json.Unmarshal(parsed.Statements[0], &tree); err != nil {
 		return fmt.Errorf("query: reading DuckDB's parse: %w", err)
 	}
-	allowed := map[string]bool{}
+	c := refChecker{names: names, tables: map[string]bool{}}
 	for _, n := range names {
-		allowed[strings.ToLower(n)] = true
+		c.tables[strings.ToLower(n)] = true
 	}
-	collectCTEs(tree, allowed)
-	return checkRefs(tree, allowed, names)
+	return c.check(tree, nil)
 }
 
-// collectCTEs adds the names of the common table expressions in a parse
-// tree to names.
-func collectCTEs(node any, names map[string]bool) {
+// refChecker checks the table references of a parse tree.
+type refChecker struct {
+	names  []string        // the tables passed, for messages
+	tables map[string]bool // the same, lower case
+}
+
+// scope is the common table expressions a point of a query sees: those
+// of the query nodes around it, innermost first. DuckDB matches their
+// names without regard to case.
+type scope struct {
+	names map[string]bool
+	outer *scope
+}
+
+func (s *scope) with(names ...string) *scope {
+	in := &scope{names: make(map[string]bool, len(names)), outer: s}
+	for _, n := range names {
+		in.names[strings.ToLower(n)] = true
+	}
+	return in
+}
+
+func (s *scope) has(name string) bool {
+	for ; s != nil; s = s.outer {
+		if s.names[strings.ToLower(name)] {
+			return true
+		}
+	}
+	return false
+}
+
+// check refuses the table references under node that read anything but
+// the tables passed or a common table expression in scope. A query
+// node's CTEs (its cte_map, on a SELECT or on a set operation, covering
+// both sides) are in scope in the rest of that node and in the CTEs
+// declared after them, not in sibling or outer nodes; a recursive CTE
+// sees itself in its recursive part only. Where DuckDB would not bind a
+// name to a CTE it reads a table or, by replacement scan, a file of that
+// name: these are DuckDB's rules, as measured (isolation_test.go).
+func (c *refChecker) check(node any, sc *scope) error {
 	switch n := node.(type) {
-	case map[string]any:
-		if m, ok := n["cte_map"].(map[string]any); ok {
-			if entries, ok := m["map"].([]any); ok {
-				for _, e := range entries {
-					if e, ok := e.(map[string]any); ok {
-						if k, ok := e["key"].(string); ok {
-							names[strings.ToLower(k)] = true
-						}
-					}
-				}
-			}
-		}
-		for _, v := range n {
-			collectCTEs(v, names)
-		}
 	case []any:
 		for _, v := range n {
-			collectCTEs(v, names)
+			if err := c.check(v, sc); err != nil {
+				return err
+			}
 		}
-	}
-}
-
-// checkRefs refuses the table references of a parse tree that read
-// anything but the tables allowed.
-func checkRefs(node any, allowed map[string]bool, names []string) error {
-	switch n := node.(type) {
 	case map[string]any:
+		if m, ok := n["cte_map"].(map[string]any); ok {
+			entries, _ := m["map"].([]any)
+			var declared []string
+			for _, e := range entries {
+				e, _ := e.(map[string]any)
+				if err := c.check(e["value"], sc.with(declared...)); err != nil {
+					return err
+				}
+				if k, ok := e["key"].(string); ok {
+					declared = append(declared, k)
+				}
+			}
+			sc = sc.with(declared...)
+		}
+		in := map[string]*scope{}
 		switch n["type"] {
 		case "TABLE_FUNCTION":
 			fn := "a table function"
@@ -146,29 +315,44 @@ func checkRefs(node any, allowed map[string]bool, names []string) error {
 					fn = name + "()"
 				}
 			}
-			return fmt.Errorf("query reads only the tables passed in tables (%s): %s is not allowed; load files with load_csv", strings.Join(names, ", "), fn)
-		case "SHOW_REF", "COLUMN_DATA":
-			return fmt.Errorf("query reads only the tables passed in tables (%s)", strings.Join(names, ", "))
+			return fmt.Errorf("query reads only the tables passed in tables (%s): %s is not allowed; load files with load_csv", strings.Join(c.names, ", "), fn)
+		case "SHOW_REF":
+			return fmt.Errorf("query reads only the tables passed in tables (%s): DESCRIBE, SUMMARIZE and SHOW are not allowed; use the describe tool", strings.Join(c.names, ", "))
+		case "COLUMN_DATA":
+			return fmt.Errorf("query reads only the tables passed in tables (%s)", strings.Join(c.names, ", "))
 		case "BASE_TABLE":
 			name, _ := n["table_name"].(string)
 			schema, _ := n["schema_name"].(string)
 			catalog, _ := n["catalog_name"].(string)
-			if schema != "" || catalog != "" || !allowed[strings.ToLower(name)] {
-				if schema != "" {
-					name = schema + "." + name
+			if schema != "" || catalog != "" || !c.tables[strings.ToLower(name)] && !sc.has(name) {
+				for _, q := range []string{schema, catalog} {
+					if q != "" {
+						name = q + "." + name
+					}
 				}
 				return fmt.Errorf("query reads only the tables passed in tables (%s): %q is not one of them; add it to tables with its handle",
-					strings.Join(names, ", "), name)
+					strings.Join(c.names, ", "), name)
+			}
+		case "RECURSIVE_CTE_NODE": // the recursive part sees the CTE
+			self, _ := n["cte_name"].(string)
+			in["right"] = sc.with(self)
+		case "CTE_NODE": // a materialized CTE: the query after it sees it
+			self, _ := n["cte_name"].(string)
+			in["child"] = sc.with(self)
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			if k != "cte_map" {
+				keys = append(keys, k)
 			}
 		}
-		for _, v := range n {
-			if err := checkRefs(v, allowed, names); err != nil {
-				return err
+		sort.Strings(keys) // the same SQL, the same error
+		for _, k := range keys {
+			s := sc
+			if in[k] != nil {
+				s = in[k]
 			}
-		}
-	case []any:
-		for _, v := range n {
-			if err := checkRefs(v, allowed, names); err != nil {
+			if err := c.check(n[k], s); err != nil {
 				return err
 			}
 		}

@@ -123,6 +123,12 @@ func duckdbBytes(s string) int64 {
 	return 0
 }
 
+// limitRows is the SELECT statement sel stopped one row past the rows
+// bound: DuckDB never makes the rows beyond.
+func (b bounds) limitRows(sel string) string {
+	return "SELECT * FROM (" + sel + ") LIMIT " + strconv.FormatInt(b.maxRows+1, 10)
+}
+
 // rowsError says that a table a tool computed has more rows than allowed.
 func (b bounds) rowsError() error {
 	return fmt.Errorf("the result has more than %d rows, the data server's bound on a table's rows (--max-result-rows): "+

@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -366,8 +365,7 @@ func (t *Toolset) sweep() {
 // large) is dropped again: nothing is left half-stored.
 func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ...any) (TableInfo, error) {
 	tb := &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
-	// DuckDB stops one row past the bound: the rows beyond are never made.
-	sel = "SELECT * FROM (" + sel + ") LIMIT " + strconv.FormatInt(t.bounds.maxRows+1, 10)
+	sel = t.bounds.limitRows(sel)
 	if tb.Parquet {
 		t.sweep()
 		final := t.parquetPath(tb.Name)

@@ -111,7 +111,7 @@ func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tab
 	sel := strings.TrimRight(strings.TrimSpace(text), ";")
 	for _, s := range []string{
 		"ATTACH " + sqlString(output) + " AS toolwire_output",
-		"CREATE TABLE toolwire_output.result AS " + sel,
+		"CREATE TABLE toolwire_output.result AS " + t.bounds.limitRows(sel),
 		"DETACH toolwire_output",
 	} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {

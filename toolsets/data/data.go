@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,10 +92,59 @@ type Table struct {
 // and modification time it had, which it must keep for its table to read
 // it again.
 type LoadedFile struct {
-	Path    string    `json:"path"`
-	Options string    `json:"options"` // the arguments of read_csv
-	Size    int64     `json:"size"`
-	ModTime time.Time `json:"modTime"`
+	Path    string     `json:"path"`
+	CSV     CSVOptions `json:"csv"`
+	Size    int64      `json:"size"`
+	ModTime time.Time  `json:"modTime"`
+}
+
+// CSVOptions is how load_csv reads a CSV file: as values, from which the
+// arguments of read_csv are written at each use, once checked, so that
+// nothing kept in a store is pasted into SQL.
+type CSVOptions struct {
+	// Encoding is the file's text encoding: "" (UTF-8), latin-1 or
+	// utf-16.
+	Encoding string `json:"encoding,omitempty"`
+	// Lenient reads with DuckDB's lenient parser (strict_mode = false),
+	// which mixed line endings need, among others.
+	Lenient bool `json:"lenient,omitempty"`
+	// Delim, when set, reads without DuckDB's sniffer: fields separated
+	// by Delim (one of csvDelimiters), a header line, and Columns, the
+	// header's names, as text.
+	Delim   string   `json:"delim,omitempty"`
+	Columns []string `json:"columns,omitempty"`
+}
+
+// csvEncodings are the encodings load_csv reads, as read_csv names them;
+// "" is UTF-8.
+var csvEncodings = []string{"", "latin-1", "utf-16"}
+
+// args returns the arguments of read_csv for the file at path, which the
+// caller checked; it fails for options load_csv does not write.
+func (o CSVOptions) args(path string) (string, error) {
+	switch {
+	case !slices.Contains(csvEncodings, o.Encoding):
+		return "", corrupt("reads its file in an encoding load_csv does not name")
+	case o.Delim == "" && len(o.Columns) > 0:
+		return "", corrupt("reads its file with columns but no delimiter")
+	case o.Delim != "" && (!slices.Contains(csvDelimiters, o.Delim) || len(o.Columns) == 0 || o.Lenient):
+		return "", corrupt("reads its file with a delimiter, columns or leniency load_csv does not write")
+	}
+	args := sqlString(path) + ", skip = 0"
+	if o.Encoding != "" {
+		args += ", encoding = " + sqlString(o.Encoding)
+	}
+	if o.Lenient {
+		args += ", strict_mode = false"
+	}
+	if o.Delim != "" {
+		decl := make([]string, len(o.Columns))
+		for i, c := range o.Columns {
+			decl[i] = sqlString(c) + ": 'VARCHAR'"
+		}
+		args += ", delim = " + sqlString(o.Delim) + ", header = true, auto_detect = false, columns = {" + strings.Join(decl, ", ") + "}"
+	}
+	return args, nil
 }
 
 // unchanged reports an error when the file is not as it was loaded.
@@ -105,6 +156,51 @@ func (f *LoadedFile) unchanged() error {
 	case fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime):
 		return fmt.Errorf("%s changed since it was loaded as this table (%d bytes, modified %s; now %d bytes, modified %s): load the file again (load_csv)",
 			f.Path, f.Size, f.ModTime.Format(time.RFC3339), fi.Size(), fi.ModTime().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// corrupt is the error for a table, as a store returned it, that is not
+// one this toolset writes: a forged or damaged entry in a shared store.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: the table %s; load the file again (load_csv)", handle.ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// mintedName is the name of a table the toolset makes: t_ (a DuckDB table
+// or a Parquet file) or f_ (a CSV file read where it is) and randomHex.
+var mintedName = regexp.MustCompile(`^[tf]_[0-9a-f]{24}$`)
+
+// valid checks a table as a store returned it. A shared store (Redis) is
+// input like any other: whoever reaches it may have written the entry.
+// The name must be one the toolset makes, so that no file outside the
+// data directory is read or removed; a file must be one the tools may
+// read; the counts must be counts.
+func (t *Toolset) valid(tb *Table) error {
+	prefix := "t_"
+	if tb.File != nil {
+		prefix = "f_"
+	}
+	if !mintedName.MatchString(tb.Name) || !strings.HasPrefix(tb.Name, prefix) {
+		return corrupt("name is not one this server makes (t_ or f_ and 24 hex digits)")
+	}
+	if tb.Rows < 0 {
+		return corrupt("has %d rows", tb.Rows)
+	}
+	for _, c := range tb.Columns {
+		if c.Name == "" || c.Type == "" {
+			return corrupt("has a column without a name or a type")
+		}
+	}
+	if tb.File == nil {
+		return nil
+	}
+	// load_csv keeps the real path of a file it may read (readable).
+	f := tb.File
+	if filepath.Clean(f.Path) != f.Path || !t.within(f.Path) {
+		return corrupt("file %.80q is not a clean path in the directories this server may use", f.Path)
+	}
+	if real, err := filepath.EvalSymlinks(f.Path); err == nil && real != f.Path {
+		return corrupt("file %s is a link (to %s)", f.Path, real)
 	}
 	return nil
 }
@@ -250,21 +346,26 @@ func (t *Toolset) dropEntry(e handle.Entry) {
 	if !ok {
 		return
 	}
-	t.drop(tb)
+	_ = t.drop(tb)
 }
 
-// drop removes a table's data.
-func (t *Toolset) drop(tb *Table) {
+// drop removes a table's data; a table that is not valid has none it may
+// remove.
+func (t *Toolset) drop(tb *Table) error {
+	if err := t.valid(tb); err != nil {
+		return err
+	}
 	if tb.File != nil {
-		return // the file is the user's
+		return nil // the file is the user's
 	}
 	if tb.Parquet {
 		_ = os.Remove(t.parquetPath(tb.Name))
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+catalog+"."+ident(tb.Name))
+	return nil
 }
 
 func (t *Toolset) parquetPath(name string) string {
@@ -274,12 +375,19 @@ func (t *Toolset) parquetPath(name string) string {
 // rel is the SQL relation of a table; it fails for a loaded file that
 // changed since. Using a Parquet table marks its file used now, for sweep.
 func (t *Toolset) rel(tb *Table) (string, error) {
+	if err := t.valid(tb); err != nil {
+		return "", err
+	}
 	switch {
 	case tb.File != nil:
 		if err := tb.File.unchanged(); err != nil {
 			return "", err
 		}
-		return "read_csv(" + tb.File.Options + ")", nil
+		args, err := tb.File.CSV.args(tb.File.Path)
+		if err != nil {
+			return "", err
+		}
+		return "read_csv(" + args + ")", nil
 	case tb.Parquet:
 		now := time.Now()
 		_ = os.Chtimes(t.parquetPath(tb.Name), now, now) // a missing file fails the query itself
@@ -338,7 +446,7 @@ func (t *Toolset) keep(ctx context.Context, tb *Table) (TableInfo, error) {
 		info.Table, err = handle.Put(ctx, t.store, tb, size)
 	}
 	if err != nil {
-		t.drop(tb)
+		_ = t.drop(tb)
 		return TableInfo{}, err
 	}
 	return info, nil

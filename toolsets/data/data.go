@@ -223,6 +223,7 @@ type Toolset struct {
 	dirs    []string // absolute, symlinks resolved
 	dataDir string   // absolute, symlinks resolved; "" for tables in memory
 	tmpDir  string   // where DuckDB spills, removed by Close
+	tmpLock *os.File // held while the toolset is open (lockTemp)
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -252,11 +253,16 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 		t.dataDir = real
 	}
+	sweepTemp() // what toolsets killed left
 	tmp, err := os.MkdirTemp("", "toolwire-data-")
 	if err != nil {
 		return nil, fmt.Errorf("data: a temporary directory for DuckDB: %w", err)
 	}
 	t.tmpDir = tmp
+	if t.tmpLock, err = lockTemp(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("data: locking the temporary directory for DuckDB: %w", err)
+	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -282,6 +288,9 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 			max = DefaultMaxBytes
 		}
 		t.store = &handle.Memory{Lifetime: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
+	}
+	if t.dataDir != "" {
+		t.sweep() // what replicas that died left
 	}
 	return t, nil
 }
@@ -336,6 +345,9 @@ func (t *Toolset) Close() error {
 	err := t.db.Close()
 	if rerr := os.RemoveAll(t.tmpDir); err == nil {
 		err = rerr
+	}
+	if t.tmpLock != nil {
+		t.tmpLock.Close()
 	}
 	return err
 }
@@ -399,18 +411,29 @@ func (t *Toolset) rel(tb *Table) (string, error) {
 // catalog is the in-memory DuckDB catalog of the tables.
 const catalog = "tables"
 
-// sweep removes the Parquet tables of the data directory that no replica
-// used for twice the handles' lifetime: their handles expired in the
-// shared store, which tells no one.
+// staleWrite is the age past which a Parquet file being written
+// (.parquet.tmp) was left by a replica that died while writing it: no
+// write lasts that long (requests time out after 10 minutes), so no live
+// replica is still writing it.
+const staleWrite = time.Hour
+
+// sweep removes what no replica uses from the data directory: the Parquet
+// tables no replica used for twice the handles' lifetime (their handles
+// expired in the shared store, which tells no one), and the files a
+// replica killed while writing a table left, once older than staleWrite
+// and than the tables swept.
 func (t *Toolset) sweep() {
-	files, err := filepath.Glob(filepath.Join(t.dataDir, "t_*.parquet"))
-	if err != nil {
-		return
-	}
-	cutoff := time.Now().Add(-2 * t.store.TTL())
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(cutoff) {
-			_ = os.Remove(f)
+	now := time.Now()
+	ttl := 2 * t.store.TTL()
+	for pattern, age := range map[string]time.Duration{"t_*.parquet": ttl, "t_*.parquet.tmp": max(ttl, staleWrite)} {
+		files, err := filepath.Glob(filepath.Join(t.dataDir, pattern))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(now.Add(-age)) {
+				_ = os.Remove(f)
+			}
 		}
 	}
 }

@@ -13,7 +13,6 @@ package redisstore
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -101,14 +100,11 @@ func unavailable(err error) error {
 	msg := err.Error()
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
-	var header tls.RecordHeaderError
 	switch {
 	case strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH") || strings.Contains(msg, "invalid password"):
 		return fmt.Errorf("%w: redis refused the credentials (%v): pass the right user and password in the URL, redis://user:password@host:port", handle.ErrUnavailable, err)
 	case errors.As(err, &unknownCA) || errors.As(err, &hostname):
 		return fmt.Errorf("%w: redis: the server's TLS certificate is not trusted (%v): trust its CA (SSL_CERT_FILE=ca.pem) or name the host its certificate names", handle.ErrUnavailable, err)
-	case errors.As(err, &header):
-		return fmt.Errorf("%w: redis: the server does not speak TLS (%v): use redis:// for a server without TLS", handle.ErrUnavailable, err)
 	}
 	return fmt.Errorf("%w: redis: %v; try again shortly", handle.ErrUnavailable, err)
 }

@@ -23,7 +23,9 @@ func TestNewAddress(t *testing.T) {
 		want func(*redis.Options) bool
 		err  string
 	}{
-		{addr: "127.0.0.1:6379", want: func(o *redis.Options) bool { return o.Addr == "127.0.0.1:6379" && o.Password == "" && o.TLSConfig == nil }},
+		{addr: "127.0.0.1:6379", want: func(o *redis.Options) bool {
+			return o.Addr == "127.0.0.1:6379" && o.Password == "" && o.TLSConfig == nil
+		}},
 		{addr: "redis://:s3cret@10.0.0.1:6380/2", want: func(o *redis.Options) bool {
 			return o.Addr == "10.0.0.1:6380" && o.Password == "s3cret" && o.DB == 2 && o.TLSConfig == nil
 		}},

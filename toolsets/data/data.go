@@ -166,9 +166,13 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: the table %s; load the file again (load_csv)", handle.ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// mintedName is the name of a table the toolset makes: t_ (a DuckDB table
-// or a Parquet file) or f_ (a CSV file read where it is) and randomHex.
-var mintedName = regexp.MustCompile(`^[tf]_[0-9a-f]{24}$`)
+// mintedTable and mintedFile are the names of the tables the toolset
+// makes: t_ (a DuckDB table or a Parquet file) or f_ (a CSV file read
+// where it is) and randomHex.
+var (
+	mintedTable = regexp.MustCompile(`^t_[0-9a-f]{24}$`)
+	mintedFile  = regexp.MustCompile(`^f_[0-9a-f]{24}$`)
+)
 
 // valid checks a table as a store returned it. A shared store (Redis) is
 // input like any other: whoever reaches it may have written the entry.
@@ -176,11 +180,11 @@ var mintedName = regexp.MustCompile(`^[tf]_[0-9a-f]{24}$`)
 // data directory is read or removed; a file must be one the tools may
 // read; the counts must be counts.
 func (t *Toolset) valid(tb *Table) error {
-	prefix := "t_"
+	minted := mintedTable
 	if tb.File != nil {
-		prefix = "f_"
+		minted = mintedFile
 	}
-	if !mintedName.MatchString(tb.Name) || !strings.HasPrefix(tb.Name, prefix) {
+	if !minted.MatchString(tb.Name) {
 		return corrupt("name is not one this server makes (t_ or f_ and 24 hex digits)")
 	}
 	if tb.Rows < 0 {

@@ -64,6 +64,13 @@ func TestKilledMidSave(t *testing.T) {
 	must(t, os.Chtimes(killedTemp[0], old, old))
 	live := filepath.Join(dataDir, "t_"+strings.Repeat("0", 24)+".parquet.tmp")
 	must(t, os.WriteFile(live, []byte("PAR1"), 0o644))
+	// Directories the sweep leaves: one just made, not locked yet, and
+	// an old one without a lock file (not a toolset's).
+	unlocked, noLock := filepath.Join(tmp, "toolwire-data-new"), filepath.Join(tmp, "toolwire-data-other")
+	must(t, os.Mkdir(unlocked, 0o700))
+	must(t, os.WriteFile(filepath.Join(unlocked, ".lock"), nil, 0o600))
+	must(t, os.Mkdir(noLock, 0o700))
+	must(t, os.Chtimes(noLock, old, old))
 
 	s2 := startServerEnv(t, work, env, "--data-dir", dataDir)
 	if _, err := os.Stat(leftover); err == nil {
@@ -71,6 +78,12 @@ func TestKilledMidSave(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("the next replica removed %s, which a live replica is writing: %v", live, err)
+	}
+	for _, d := range []string{unlocked, noLock} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("the next replica removed %s: %v", d, err)
+		}
+		must(t, os.RemoveAll(d))
 	}
 	liveTemp := tempDirs(t, tmp)
 	if len(liveTemp) != 1 || liveTemp[0] == killedTemp[0] {

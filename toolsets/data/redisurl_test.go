@@ -1,11 +1,13 @@
 package data
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/internal/testredis"
 )
@@ -44,7 +46,10 @@ func TestRedisURL(t *testing.T) {
 		{"not a Redis URL", trust, "https://:pw-wrong@" + rds.Addr, `the scheme "https" is not redis:// nor rediss://`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(toolwire(t), "serve", "data", "--http", "127.0.0.1:0", "--data-dir", dataDir, "--redis", c.redis)
+			// A server that starts instead is stopped after a minute.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, toolwire(t), "serve", "data", "--http", "127.0.0.1:0", "--data-dir", dataDir, "--redis", c.redis)
 			cmd.Dir = work
 			cmd.Env = append(os.Environ(), c.env...)
 			out, err := cmd.CombinedOutput()

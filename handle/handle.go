@@ -63,6 +63,10 @@ var (
 	// ErrUnavailable: the store cannot be reached now (its server is
 	// down); the call may be retried.
 	ErrUnavailable = errors.New("handle store unavailable")
+	// ErrCorrupt: the store holds something under the handle that is not
+	// a value of its kind as this program writes it (a forged or damaged
+	// entry in a shared store); loading the value again makes a new one.
+	ErrCorrupt = errors.New("handle's stored value is corrupt")
 )
 
 // New returns a new handle of kind k.
@@ -154,9 +158,13 @@ func check(s string, k Kind) error {
 
 // expired is the error for a handle that has no value for the caller.
 func expired(id string, k Kind) error {
-	again := k.Again
-	if again == "" {
-		again = "create a new " + k.Noun
+	return &Error{Handle: id, Reason: ErrExpired, msg: fmt.Sprintf("handle %s expired; %s", id, again(k))}
+}
+
+// again says how to get a new value of kind k.
+func again(k Kind) string {
+	if k.Again == "" {
+		return "create a new " + k.Noun
 	}
-	return &Error{Handle: id, Reason: ErrExpired, msg: fmt.Sprintf("handle %s expired; %s", id, again)}
+	return k.Again
 }

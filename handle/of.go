@@ -107,6 +107,9 @@ func Resolve[T Value](ctx context.Context, s Store, id string) (T, error) {
 	if errors.Is(err, ErrExpired) {
 		return zero, expired(id, k)
 	}
+	if errors.Is(err, ErrCorrupt) {
+		return zero, fmt.Errorf("resolving %s: %w; %s", id, err, again(k))
+	}
 	if err != nil {
 		return zero, fmt.Errorf("resolving %s: %w", id, err)
 	}
@@ -116,11 +119,11 @@ func Resolve[T Value](ctx context.Context, s Store, id string) (T, error) {
 	case json.RawMessage:
 		var t T
 		if err := json.Unmarshal(v, &t); err != nil {
-			return zero, fmt.Errorf("resolving %s: the stored %s does not decode: %w", id, k.Noun, err)
+			return zero, fmt.Errorf("resolving %s: %w: it does not decode as a %s (%v); %s", id, ErrCorrupt, k.Noun, err, again(k))
 		}
 		return t, nil
 	}
-	return zero, fmt.Errorf("resolving %s: the store holds a %T, not a %s", id, e.Value, k.Noun)
+	return zero, fmt.Errorf("resolving %s: %w: the store holds a %T, not a %s; %s", id, ErrCorrupt, e.Value, k.Noun, again(k))
 }
 
 // Release drops the value behind handle id for the caller in ctx; errors

@@ -55,7 +55,7 @@ func testServer(mode string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin) // reads everything, answers nothing
 		return 0
 	}
-	srv, err := newToolServer(serveOptions{}, nil)
+	srv, _, err := newToolServer(serveOptions{}, nil)
 	if err == nil && mode == "notes" {
 		err = srv.AddTools(noteTool())
 	}

@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/toolwire/toolwire/handle/redisstore"
 	"github.com/toolwire/toolwire/tool"
@@ -12,7 +14,8 @@ import (
 )
 
 // open opens the data toolset (DuckDB, linked with cgo) with its flags.
-func (o dataOptions) open(ctx context.Context) ([]tool.Tool, error) {
+// Close it when done: that removes its temporary directory.
+func (o dataOptions) open(ctx context.Context) ([]tool.Tool, io.Closer, error) {
 	cfg := data.Config{Dirs: o.dirs, DataDir: o.dataDir, TTL: o.ttl, MaxBytes: o.maxBytes, MemoryLimit: o.memory,
 		MaxMemory: max(o.maxMemory, 0), MaxTempBytes: o.maxTemp, QueryTimeout: o.queryTimeout, MaxResultRows: o.maxRows}
 	if o.maxMemory == 0 {
@@ -20,13 +23,25 @@ func (o dataOptions) open(ctx context.Context) ([]tool.Tool, error) {
 	}
 	if o.redis != "" {
 		if o.dataDir == "" {
-			return nil, fmt.Errorf("--redis needs --data-dir: replicas share tables as Parquet files in a directory they all reach")
+			return nil, nil, fmt.Errorf("--redis needs --data-dir: replicas share tables as Parquet files in a directory they all reach")
 		}
-		cfg.Store = redisstore.New(o.redis, o.ttl)
+		store, err := redisstore.New(o.redis, o.ttl)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--redis: %w", err)
+		}
+		// A wrong password or certificate is said now, not at the first
+		// call.
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = store.Ping(pctx)
+		cancel()
+		if err != nil {
+			return nil, nil, fmt.Errorf("--redis: %w", err)
+		}
+		cfg.Store = store
 	}
 	ts, err := data.Open(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ts.Tools(), nil
+	return ts.Tools(), ts, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,10 +74,11 @@ func (o *toolsOptions) flags(cmd *cobra.Command) {
 // toolSession is a registry of the built-in toolsets and the configured
 // servers' tools, kept in step with the servers.
 type toolSession struct {
-	tools *tool.Registry
-	host  *session // nil without configured servers
-	ctx   context.Context
-	stop  context.CancelFunc
+	tools   *tool.Registry
+	host    *session // nil without configured servers
+	toolset closers  // the built-in toolsets that need closing (data)
+	ctx     context.Context
+	stop    context.CancelFunc
 }
 
 func (r *toolSession) close() {
@@ -84,12 +86,26 @@ func (r *toolSession) close() {
 	if r.host != nil {
 		r.host.close()
 	}
+	_ = r.toolset.Close()
+}
+
+// closers closes what a command opened, each in turn.
+type closers []io.Closer
+
+// Close closes each and returns their errors.
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // open fills a registry with the built-in toolsets and, when there is a
 // configuration, the configured servers' tools.
 func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
+	r := &toolSession{tools: reg, stop: func() {}}
 	sets := toolsets()
 	for _, name := range o.toolsets {
 		var tools []tool.Tool
@@ -97,21 +113,24 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 		case name == "":
 			continue
 		case name == "data": // tables on DuckDB, files of the working directory
-			dt, err := dataOptions{}.open(cmd.Context())
+			dt, c, err := dataOptions{}.open(cmd.Context())
 			if err != nil {
+				r.close()
 				return nil, fmt.Errorf("toolset data: %w", err)
 			}
+			r.toolset = append(r.toolset, c)
 			tools = dt
 		case ok:
 			tools = ts()
 		default:
+			r.close()
 			return nil, &usageError{cmd: cmd, err: fmt.Errorf("unknown toolset %q (toolsets: data, %s)", name, strings.Join(toolsetNames(), ", "))}
 		}
 		if err := reg.Add(tools...); err != nil {
+			r.close()
 			return nil, err
 		}
 	}
-	r := &toolSession{tools: reg}
 	r.ctx, r.stop = context.WithTimeout(cmd.Context(), o.host.timeout)
 	if _, err := o.host.loadConfig(io.Discard); err == nil || o.host.config != "" {
 		s, err := o.host.open(cmd)

@@ -120,7 +120,9 @@ func (o serveOptions) checkBounds() error {
 	return nil
 }
 
-func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
+// newToolServer makes the server of the toolsets o names; close the
+// toolsets when it is done serving.
+func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened closers, err error) {
 	srv := &mcp.Server{
 		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
@@ -129,6 +131,11 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 		// user for it, when the client can.
 		AskMissing: true,
 	}
+	defer func() {
+		if err != nil {
+			_ = opened.Close()
+		}
+	}()
 	names := o.toolsets
 	if len(names) == 0 {
 		names = toolsetNames()
@@ -137,21 +144,22 @@ func newToolServer(o serveOptions, logger *slog.Logger) (*mcp.Server, error) {
 	for _, n := range names {
 		ts, ok := all[n]
 		if n == "data" { // configured by its flags (dataOptions), served when named
-			tools, err := o.data.open(context.Background())
+			tools, c, err := o.data.open(context.Background())
 			if err != nil {
-				return nil, fmt.Errorf("toolset data: %w", err)
+				return nil, opened, fmt.Errorf("toolset data: %w", err)
 			}
+			opened = append(opened, c)
 			ts, ok = func() []tool.Tool { return tools }, true
 			srv.Instructions += " Tables from CSV files: load, clean, query and save them; tools pass tables by handle (tbl_…), never their rows."
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown toolset %q: choose from data, %s", n, strings.Join(toolsetNames(), ", "))
+			return nil, opened, fmt.Errorf("unknown toolset %q: choose from data, %s", n, strings.Join(toolsetNames(), ", "))
 		}
 		if err := srv.AddTools(ts()...); err != nil {
-			return nil, fmt.Errorf("toolset %s: %w", n, err)
+			return nil, opened, fmt.Errorf("toolset %s: %w", n, err)
 		}
 	}
-	return srv, nil
+	return srv, opened, nil
 }
 
 func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -164,10 +172,11 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
 	}
 	logger := slog.New(handler)
-	srv, err := newToolServer(o, logger)
+	srv, opened, err := newToolServer(o, logger)
 	if err != nil {
 		return err
 	}
+	defer opened.Close() // after serving: on EOF, SIGTERM or SIGINT
 	var reqlog *requestLog
 	if o.verbose {
 		reqlog = newRequestLog(logger)

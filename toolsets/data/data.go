@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,10 +136,59 @@ type Table struct {
 // and modification time it had, which it must keep for its table to read
 // it again.
 type LoadedFile struct {
-	Path    string    `json:"path"`
-	Options string    `json:"options"` // the arguments of read_csv
-	Size    int64     `json:"size"`
-	ModTime time.Time `json:"modTime"`
+	Path    string     `json:"path"`
+	CSV     CSVOptions `json:"csv"`
+	Size    int64      `json:"size"`
+	ModTime time.Time  `json:"modTime"`
+}
+
+// CSVOptions is how load_csv reads a CSV file: as values, from which the
+// arguments of read_csv are written at each use, once checked, so that
+// nothing kept in a store is pasted into SQL.
+type CSVOptions struct {
+	// Encoding is the file's text encoding: "" (UTF-8), latin-1 or
+	// utf-16.
+	Encoding string `json:"encoding,omitempty"`
+	// Lenient reads with DuckDB's lenient parser (strict_mode = false),
+	// which mixed line endings need, among others.
+	Lenient bool `json:"lenient,omitempty"`
+	// Delim, when set, reads without DuckDB's sniffer: fields separated
+	// by Delim (one of csvDelimiters), a header line, and Columns, the
+	// header's names, as text.
+	Delim   string   `json:"delim,omitempty"`
+	Columns []string `json:"columns,omitempty"`
+}
+
+// csvEncodings are the encodings load_csv reads, as read_csv names them;
+// "" is UTF-8.
+var csvEncodings = []string{"", "latin-1", "utf-16"}
+
+// args returns the arguments of read_csv for the file at path, which the
+// caller checked; it fails for options load_csv does not write.
+func (o CSVOptions) args(path string) (string, error) {
+	switch {
+	case !slices.Contains(csvEncodings, o.Encoding):
+		return "", corrupt("reads its file in an encoding load_csv does not name")
+	case o.Delim == "" && len(o.Columns) > 0:
+		return "", corrupt("reads its file with columns but no delimiter")
+	case o.Delim != "" && (!slices.Contains(csvDelimiters, o.Delim) || len(o.Columns) == 0 || o.Lenient):
+		return "", corrupt("reads its file with a delimiter, columns or leniency load_csv does not write")
+	}
+	args := sqlString(path) + ", skip = 0"
+	if o.Encoding != "" {
+		args += ", encoding = " + sqlString(o.Encoding)
+	}
+	if o.Lenient {
+		args += ", strict_mode = false"
+	}
+	if o.Delim != "" {
+		decl := make([]string, len(o.Columns))
+		for i, c := range o.Columns {
+			decl[i] = sqlString(c) + ": 'VARCHAR'"
+		}
+		args += ", delim = " + sqlString(o.Delim) + ", header = true, auto_detect = false, columns = {" + strings.Join(decl, ", ") + "}"
+	}
+	return args, nil
 }
 
 // unchanged reports an error when the file is not as it was loaded.
@@ -150,6 +200,56 @@ func (f *LoadedFile) unchanged() error {
 	case fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime):
 		return fmt.Errorf("%s changed since it was loaded as this table (%d bytes, modified %s; now %d bytes, modified %s): load the file again (load_csv)",
 			f.Path, f.Size, f.ModTime.Format(time.RFC3339), fi.Size(), fi.ModTime().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// corrupt is the error for a table, as a store returned it, that is not
+// one this toolset writes: a forged or damaged entry in a shared store.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: the table %s; load the file again (load_csv)", handle.ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// mintedTable and mintedFile are the names of the tables the toolset
+// makes: t_ (a DuckDB table or a Parquet file) or f_ (a CSV file read
+// where it is) and randomHex.
+var (
+	mintedTable = regexp.MustCompile(`^t_[0-9a-f]{24}$`)
+	mintedFile  = regexp.MustCompile(`^f_[0-9a-f]{24}$`)
+)
+
+// valid checks a table as a store returned it. A shared store (Redis) is
+// input like any other: whoever reaches it may have written the entry.
+// The name must be one the toolset makes, so that no file outside the
+// data directory is read or removed; a file must be one the tools may
+// read; the counts must be counts.
+func (t *Toolset) valid(tb *Table) error {
+	minted := mintedTable
+	if tb.File != nil {
+		minted = mintedFile
+	}
+	if !minted.MatchString(tb.Name) {
+		return corrupt("name is not one this server makes (t_ or f_ and 24 hex digits)")
+	}
+	if tb.Rows < 0 {
+		return corrupt("has %d rows", tb.Rows)
+	}
+	for _, c := range tb.Columns {
+		if c.Name == "" || c.Type == "" {
+			return corrupt("has a column without a name or a type")
+		}
+	}
+	if tb.File == nil {
+		return nil
+	}
+	// load_csv keeps the real path of a file it may read (readable): in
+	// the allowed directories, with no link nor .. in it.
+	f := tb.File
+	if !t.within(f.Path) {
+		return corrupt("file %.80q is not in the directories this server may use", f.Path)
+	}
+	if real, err := filepath.EvalSymlinks(f.Path); err == nil && real != f.Path {
+		return corrupt("file %s is not its real path (%s)", f.Path, real)
 	}
 	return nil
 }
@@ -173,6 +273,7 @@ type Toolset struct {
 	dataDir string   // absolute, symlinks resolved; "" for tables in memory
 	tmpDir  string   // where DuckDB spills, removed by Close
 	bounds  bounds
+	tmpLock *os.File // held while the toolset is open (lockTemp)
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -206,11 +307,16 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 		t.dataDir = real
 	}
+	sweepTemp() // what toolsets killed left
 	tmp, err := os.MkdirTemp("", "toolwire-data-")
 	if err != nil {
 		return nil, fmt.Errorf("data: a temporary directory for DuckDB: %w", err)
 	}
 	t.tmpDir = tmp
+	if t.tmpLock, err = lockTemp(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("data: locking the temporary directory for DuckDB: %w", err)
+	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -232,6 +338,9 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 			max = DefaultMaxBytes
 		}
 		t.store = &handle.Memory{Lifetime: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
+	}
+	if t.dataDir != "" {
+		t.sweep() // what replicas that died left
 	}
 	if cfg.MaxMemory > 0 {
 		if err := t.bounds.limitMemory(); err != nil {
@@ -294,6 +403,9 @@ func (t *Toolset) Close() error {
 	if rerr := os.RemoveAll(t.tmpDir); err == nil {
 		err = rerr
 	}
+	if t.tmpLock != nil {
+		t.tmpLock.Close()
+	}
 	return err
 }
 
@@ -303,21 +415,26 @@ func (t *Toolset) dropEntry(e handle.Entry) {
 	if !ok {
 		return
 	}
-	t.drop(tb)
+	_ = t.drop(tb)
 }
 
-// drop removes a table's data.
-func (t *Toolset) drop(tb *Table) {
+// drop removes a table's data; a table that is not valid has none it may
+// remove.
+func (t *Toolset) drop(tb *Table) error {
+	if err := t.valid(tb); err != nil {
+		return err
+	}
 	if tb.File != nil {
-		return // the file is the user's
+		return nil // the file is the user's
 	}
 	if tb.Parquet {
 		_ = os.Remove(t.parquetPath(tb.Name))
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+catalog+"."+ident(tb.Name))
+	return nil
 }
 
 func (t *Toolset) parquetPath(name string) string {
@@ -327,12 +444,19 @@ func (t *Toolset) parquetPath(name string) string {
 // rel is the SQL relation of a table; it fails for a loaded file that
 // changed since. Using a Parquet table marks its file used now, for sweep.
 func (t *Toolset) rel(tb *Table) (string, error) {
+	if err := t.valid(tb); err != nil {
+		return "", err
+	}
 	switch {
 	case tb.File != nil:
 		if err := tb.File.unchanged(); err != nil {
 			return "", err
 		}
-		return "read_csv(" + tb.File.Options + ")", nil
+		args, err := tb.File.CSV.args(tb.File.Path)
+		if err != nil {
+			return "", err
+		}
+		return "read_csv(" + args + ")", nil
 	case tb.Parquet:
 		now := time.Now()
 		_ = os.Chtimes(t.parquetPath(tb.Name), now, now) // a missing file fails the query itself
@@ -344,18 +468,29 @@ func (t *Toolset) rel(tb *Table) (string, error) {
 // catalog is the in-memory DuckDB catalog of the tables.
 const catalog = "tables"
 
-// sweep removes the Parquet tables of the data directory that no replica
-// used for twice the handles' lifetime: their handles expired in the
-// shared store, which tells no one.
+// staleWrite is the age past which a Parquet file being written
+// (.parquet.tmp) was left by a replica that died while writing it: no
+// write lasts that long (requests time out after 10 minutes), so no live
+// replica is still writing it.
+const staleWrite = time.Hour
+
+// sweep removes what no replica uses from the data directory: the Parquet
+// tables no replica used for twice the handles' lifetime (their handles
+// expired in the shared store, which tells no one), and the files a
+// replica killed while writing a table left, once older than staleWrite
+// and than the tables swept.
 func (t *Toolset) sweep() {
-	files, err := filepath.Glob(filepath.Join(t.dataDir, "t_*.parquet"))
-	if err != nil {
-		return
-	}
-	cutoff := time.Now().Add(-2 * t.store.TTL())
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(cutoff) {
-			_ = os.Remove(f)
+	now := time.Now()
+	ttl := 2 * t.store.TTL()
+	for pattern, age := range map[string]time.Duration{"t_*.parquet": ttl, "t_*.parquet.tmp": max(ttl, staleWrite)} {
+		files, err := filepath.Glob(filepath.Join(t.dataDir, pattern))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && fi.ModTime().Before(now.Add(-age)) {
+				_ = os.Remove(f)
+			}
 		}
 	}
 }
@@ -396,7 +531,7 @@ func (t *Toolset) keep(ctx context.Context, tb *Table) (TableInfo, error) {
 		info.Table, err = handle.Put(ctx, t.store, tb, size)
 	}
 	if err != nil {
-		t.drop(tb)
+		_ = t.drop(tb)
 		return TableInfo{}, err
 	}
 	return info, nil

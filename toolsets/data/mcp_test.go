@@ -149,8 +149,18 @@ type server struct {
 
 func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dir, nil, args...)
+}
+
+// startServerEnv starts a server with variables added to its environment
+// ("NAME=value").
+func startServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(toolwire(t), append([]string{"serve", "data", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	must(t, err)

@@ -78,12 +78,15 @@ func (t *Toolset) loadCSV() tool.Tool {
 			stop := reportProgress(ctx, fmt.Sprintf("reading %s (%s)", filepath.Base(real), bytesText(fi.Size())))
 			opts, err := t.csvOptions(ctx, real, in.Encoding)
 			var info TableInfo
+			var args string
 			switch {
 			case err != nil:
 			case t.dataDir == "":
 				info, err = t.keepFile(ctx, real, fi, opts)
 			default: // replicas share the data directory, not the user's files
-				info, err = t.materialize(ctx, t.db, "SELECT * FROM read_csv("+opts+")")
+				if args, err = opts.args(real); err == nil {
+					info, err = t.materialize(ctx, t.db, "SELECT * FROM read_csv("+args+")")
+				}
 			}
 			stop(fmt.Sprintf("loaded %s: %d rows", filepath.Base(real), info.Rows))
 			if err != nil {
@@ -94,13 +97,13 @@ func (t *Toolset) loadCSV() tool.Tool {
 }
 
 // keepFile makes a table of the CSV file at path (as fi describes it,
-// read with the read_csv arguments opts) without copying it: the file is
+// read as opts says) without copying it: the file is
 // read once here, to check and summarize it, and again by each tool that
 // uses the table, as long as it stays as it is. The tables made from it
 // are DuckDB's own. Copying the file into DuckDB's storage instead took
 // about three times as long as reading it (bench/README.md).
-func (t *Toolset) keepFile(ctx context.Context, path string, fi os.FileInfo, opts string) (TableInfo, error) {
-	tb := &Table{Name: "f_" + randomHex(), File: &LoadedFile{Path: path, Options: opts, Size: fi.Size(), ModTime: fi.ModTime()}}
+func (t *Toolset) keepFile(ctx context.Context, path string, fi os.FileInfo, opts CSVOptions) (TableInfo, error) {
+	tb := &Table{Name: "f_" + randomHex(), File: &LoadedFile{Path: path, CSV: opts, Size: fi.Size(), ModTime: fi.ModTime()}}
 	info, size, err := t.summarize(ctx, tb)
 	if err == nil {
 		err = tb.File.unchanged() // it changed while being read
@@ -114,17 +117,21 @@ func (t *Toolset) keepFile(ctx context.Context, path string, fi os.FileInfo, opt
 // csvDelimiters are the delimiters DuckDB's sniffer considers.
 var csvDelimiters = []string{",", ";", "\t", "|"}
 
-// csvOptions returns the arguments of read_csv for a file: DuckDB's
-// sniffer detects the dialect, held to a strict reading that reports a
-// row with the wrong number of fields instead of skipping the rows before
-// it or taking each line as one field.
-func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (string, error) {
-	opts := sqlString(path) + ", skip = 0"
-	if encoding != "" && encoding != "utf-8" {
-		opts += ", encoding = " + sqlString(encoding)
+// csvOptions returns how to read a file: DuckDB's sniffer detects the
+// dialect, held to a strict reading that reports a row with the wrong
+// number of fields instead of skipping the rows before it or taking each
+// line as one field.
+func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (CSVOptions, error) {
+	var opts CSVOptions
+	if encoding != "utf-8" {
+		opts.Encoding = encoding
 	}
-	columns := func(opts string) ([][]any, error) {
-		rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM read_csv("+opts+")")
+	columns := func(opts CSVOptions) ([][]any, error) {
+		args, err := opts.args(path)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM read_csv("+args+")")
 		if err != nil {
 			return nil, err
 		}
@@ -133,8 +140,10 @@ func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (string
 	cols, err := columns(opts)
 	if err != nil && strings.Contains(err.Error(), "Error when sniffing file") {
 		// Mixed line endings, among others, need the lenient parser.
-		if lenient, lerr := columns(opts + ", strict_mode = false"); lerr == nil {
-			opts, cols, err = opts+", strict_mode = false", lenient, nil
+		lenient := opts
+		lenient.Lenient = true
+		if lcols, lerr := columns(lenient); lerr == nil {
+			opts, cols, err = lenient, lcols, nil
 		}
 	}
 	if err != nil || len(cols) == 1 {
@@ -144,12 +153,11 @@ func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (string
 		// which row is wrong.
 		if d, header := firstLine(path); d != "" {
 			fields := strings.Split(header, d)
-			decl := make([]string, len(fields))
+			names := make([]string, len(fields))
 			for i, f := range fields {
-				decl[i] = sqlString(strings.Trim(strings.TrimSpace(f), `"`)) + ": 'VARCHAR'"
+				names[i] = strings.Trim(strings.TrimSpace(f), `"`)
 			}
-			return strings.Replace(opts, ", strict_mode = false", "", 1) + ", delim = " + sqlString(d) +
-				", header = true, auto_detect = false, columns = {" + strings.Join(decl, ", ") + "}", nil
+			return CSVOptions{Encoding: opts.Encoding, Delim: d, Columns: names}, nil
 		}
 	}
 	return opts, err
@@ -481,7 +489,12 @@ func (t *Toolset) filter() tool.Tool {
 					args = append(args, v)
 					break
 				}
-				typ := columnType(tb, in.Column)
+				// The type as DuckDB reads it, not as the store says: a
+				// type is pasted into SQL.
+				var typ string
+				if err := t.db.QueryRowContext(ctx, "SELECT column_type FROM (DESCRIBE SELECT "+col+" FROM "+from+")").Scan(&typ); err != nil {
+					return TableInfo{}, engineError("filtering", err)
+				}
 				var ok bool
 				if err := t.db.QueryRowContext(ctx, "SELECT TRY_CAST(? AS "+typ+") IS NOT NULL", v).Scan(&ok); err != nil || !ok {
 					return TableInfo{}, fmt.Errorf("the value %q is not a %s, the type of column %s: pass a value of that type", v, typ, in.Column)
@@ -663,8 +676,10 @@ func (t *Toolset) release() tool.Tool {
 			if err := handle.Release[*Table](ctx, t.store, in.Table.ID); err != nil {
 				return "", err
 			}
-			if in.Table.Value().Parquet {
-				t.drop(in.Table.Value()) // a shared store does not drop data
+			if in.Table.Value().Parquet { // a shared store does not drop data
+				if err := t.drop(in.Table.Value()); err != nil {
+					return "", fmt.Errorf("released %s, and removed no file: %w", in.Table.ID, err)
+				}
 			}
 			return "released " + in.Table.ID, nil
 		})

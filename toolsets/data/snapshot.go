@@ -1,0 +1,64 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// snapshot returns a DuckDB database file holding a copy of tb, a table
+// in the toolset's catalog, as its table "t", for a query's own database
+// to attach read-only (runQuery): that database cannot see the toolset's.
+// Tables never change once made, so the copy is written once, by the
+// first query that reads the table, kept in the toolset's temporary
+// directory (removed by Close), reused by the queries after, and removed
+// when the table is dropped (drop).
+//
+// Two first queries at once each write a file of their own and rename it
+// into place: the file at the path is always whole. drop removes the file
+// after the table, and snapshot checks for the table after the rename, so
+// that a table dropped while its copy was being written leaves no file
+// behind.
+func (t *Toolset) snapshot(ctx context.Context, tb *Table) (string, error) {
+	path := t.snapshotPath(tb.Name)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("a directory for copies of the tables: %w", err)
+	}
+	tmp := path + "." + randomHex() + ".tmp"
+	alias := "s_" + randomHex()
+	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(tmp)+" AS "+alias); err != nil {
+		return "", err
+	}
+	_, err := t.db.ExecContext(ctx, "CREATE TABLE "+alias+".t AS SELECT * FROM "+catalog+"."+ident(tb.Name))
+	if _, derr := t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias); err == nil {
+		err = derr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		_ = os.Remove(tmp + ".wal")
+		return "", err
+	}
+	var n int
+	err = t.db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?", catalog, tb.Name).Scan(&n)
+	if err == nil && n == 0 {
+		err = errors.New("the table is gone")
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return "", err
+	}
+	return path, nil
+}
+
+// snapshotPath is where snapshot keeps the copy of the table named name.
+func (t *Toolset) snapshotPath(name string) string {
+	return filepath.Join(t.tmpDir, "tables", name+".duckdb")
+}

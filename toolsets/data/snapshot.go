@@ -16,8 +16,10 @@ import (
 // directory (removed by Close), reused by the queries after, and removed
 // when the table is dropped (drop).
 //
-// Two first queries at once each write a file of their own and rename it
-// into place: the file at the path is always whole. drop removes the file
+// Two first queries at once each write a file of their own, checkpointed
+// (DETACH alone may leave the rows in the file's log while other
+// transactions hold the database), and rename it into place: the file at
+// the path is always whole. drop removes the file
 // after the table, and snapshot checks for the table after the rename, so
 // that a table dropped while its copy was being written leaves no file
 // behind.
@@ -31,31 +33,50 @@ func (t *Toolset) snapshot(ctx context.Context, tb *Table) (string, error) {
 	}
 	tmp := path + "." + randomHex() + ".tmp"
 	alias := "s_" + randomHex()
-	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(tmp)+" AS "+alias); err != nil {
+	conn, err := t.db.Conn(ctx)
+	if err != nil {
 		return "", err
 	}
-	_, err := t.db.ExecContext(ctx, "CREATE TABLE "+alias+".t AS SELECT * FROM "+catalog+"."+ident(tb.Name))
-	if _, derr := t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias); err == nil {
-		err = derr
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlString(tmp)+" AS "+alias); err != nil {
+		_ = os.Remove(tmp)
+		return "", err
 	}
+	_, err = conn.ExecContext(ctx, "CREATE TABLE "+alias+".t AS SELECT * FROM "+catalog+"."+ident(tb.Name))
 	if err == nil {
-		err = os.Rename(tmp, path)
+		_, err = conn.ExecContext(ctx, "CHECKPOINT "+alias)
+	}
+	if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias); err == nil {
+		err = derr
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
 		_ = os.Remove(tmp + ".wal")
 		return "", err
 	}
+	if err := t.placeSnapshot(ctx, tb, tmp); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// placeSnapshot renames the copy of tb written at tmp to its path, and
+// removes it again when the table is gone by then (dropped meanwhile).
+func (t *Toolset) placeSnapshot(ctx context.Context, tb *Table, tmp string) error {
+	path := t.snapshotPath(tb.Name)
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
 	var n int
-	err = t.db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?", catalog, tb.Name).Scan(&n)
+	err := t.db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?", catalog, tb.Name).Scan(&n)
 	if err == nil && n == 0 {
 		err = errors.New("the table is gone")
 	}
 	if err != nil {
 		_ = os.Remove(path)
-		return "", err
 	}
-	return path, nil
+	return err
 }
 
 // snapshotPath is where snapshot keeps the copy of the table named name.

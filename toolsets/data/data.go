@@ -173,6 +173,7 @@ type Toolset struct {
 	dataDir string   // absolute, symlinks resolved; "" for tables in memory
 	tmpDir  string   // where DuckDB spills, removed by Close
 	bounds  bounds
+	spare   spare // the next query's database, opened ahead
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -290,6 +291,7 @@ func (t *Toolset) lockDown(ctx context.Context) error {
 // Close closes the database. Tables kept in memory are gone; Parquet
 // files in the data directory stay for the other replicas.
 func (t *Toolset) Close() error {
+	t.spare.close()
 	err := t.db.Close()
 	if rerr := os.RemoveAll(t.tmpDir); err == nil {
 		err = rerr

@@ -202,9 +202,36 @@ func parquetExact(ctx context.Context, conn *sql.Conn, sel string) (bool, error)
 
 // sandbox opens the DuckDB database a query runs in: in memory, spilling
 // to dir, reading only dir and files, with the toolset's bounds, no
-// extensions and its configuration locked.
+// extensions and its configuration locked. It takes the database opened
+// ahead for the next query (spare), and has the next one opened.
 func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql.DB, error) {
-	// The bounds of the toolset's database hold in the query's too.
+	db, err := t.spare.take(ctx, t.openSandbox)
+	if err != nil {
+		return nil, err
+	}
+	allowed := make([]string, len(files))
+	for i, f := range files {
+		allowed[i] = sqlString(f)
+	}
+	for _, s := range []string{
+		"SET temp_directory = " + sqlString(dir),
+		"SET allowed_directories = [" + sqlString(dir+string(filepath.Separator)) + "]",
+		"SET allowed_paths = [" + strings.Join(allowed, ", ") + "]",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	} {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("query: configuring DuckDB (%s): %w", s, err)
+		}
+	}
+	return db, nil
+}
+
+// openSandbox opens a DuckDB database for a query, with what every
+// query's has: the bounds of the toolset's database, no extensions.
+// sandbox configures the rest, for the query that takes it.
+func (t *Toolset) openSandbox(ctx context.Context) (*sql.DB, error) {
 	rows, err := t.db.QueryContext(ctx, "SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'max_temp_directory_size', 'threads')")
 	if err != nil {
 		return nil, fmt.Errorf("query: reading the bounds: %w", err)
@@ -213,22 +240,13 @@ func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql
 	if err != nil {
 		return nil, fmt.Errorf("query: reading the bounds: %w", err)
 	}
-	allowed := make([]string, len(files))
-	for i, f := range files {
-		allowed[i] = sqlString(f)
-	}
 	var set []string
 	for _, b := range bounds {
 		set = append(set, fmt.Sprintf("SET %s = %s", b[0], sqlString(fmt.Sprint(b[1]))))
 	}
 	set = append(set,
-		"SET temp_directory = "+sqlString(dir),
-		"SET allowed_directories = ["+sqlString(dir+string(filepath.Separator))+"]",
-		"SET allowed_paths = ["+strings.Join(allowed, ", ")+"]",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-		"SET enable_external_access = false",
-		"SET lock_configuration = true",
 	)
 	db, err := sql.Open("duckdb", "")
 	if err != nil {

@@ -114,8 +114,8 @@ func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tab
 		return TableInfo{}, fmt.Errorf("query: %w", err)
 	}
 	defer conn.Close()
-	for _, s := range setup {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
+	if len(setup) > 0 {
+		if _, err := conn.ExecContext(ctx, strings.Join(setup, ";\n")); err != nil {
 			return TableInfo{}, engineError("query: reading the tables", err)
 		}
 	}
@@ -213,17 +213,16 @@ func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql
 	for i, f := range files {
 		allowed[i] = sqlString(f)
 	}
-	for _, s := range []string{
+	set := strings.Join([]string{
 		"SET temp_directory = " + sqlString(dir),
 		"SET allowed_directories = [" + sqlString(dir+string(filepath.Separator)) + "]",
 		"SET allowed_paths = [" + strings.Join(allowed, ", ") + "]",
 		"SET enable_external_access = false",
 		"SET lock_configuration = true",
-	} {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("query: configuring DuckDB (%s): %w", s, err)
-		}
+	}, ";\n")
+	if _, err := db.ExecContext(ctx, set); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("query: configuring DuckDB (%s): %w", set, err)
 	}
 	return db, nil
 }

@@ -2,7 +2,6 @@ package data
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,10 +67,12 @@ func (t *Toolset) placeSnapshot(ctx context.Context, tb *Table, tmp string) erro
 		_ = os.Remove(tmp)
 		return err
 	}
-	var n int
-	err := t.db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?", catalog, tb.Name).Scan(&n)
-	if err == nil && n == 0 {
-		err = errors.New("the table is gone")
+	// A look at the catalog alone: one at every database (duckdb_tables())
+	// would hold the copies other queries are writing, which then cannot
+	// be checkpointed.
+	rows, err := t.db.QueryContext(ctx, "SELECT * FROM "+catalog+"."+ident(tb.Name)+" LIMIT 0")
+	if err == nil {
+		err = rows.Close()
 	}
 	if err != nil {
 		_ = os.Remove(path)

@@ -13,15 +13,16 @@ import (
 // Tables never change once made, so the copy is written once, by the
 // first query that reads the table, kept in the toolset's temporary
 // directory (removed by Close), reused by the queries after, and removed
-// when the table is dropped (drop).
+// when the table is dropped (drop). The copies take the disk of the
+// tables queried, compressed as DuckDB stores tables: less than the
+// tables' bound (Config.MaxBytes), and outside DuckDB's spill bound.
 //
 // Two first queries at once each write a file of their own, checkpointed
 // (DETACH alone may leave the rows in the file's log while other
 // transactions hold the database), and rename it into place: the file at
-// the path is always whole. drop removes the file
-// after the table, and snapshot checks for the table after the rename, so
-// that a table dropped while its copy was being written leaves no file
-// behind.
+// the path is always whole. drop removes the file after the table, and
+// placeSnapshot checks for the table after the rename, so that a table
+// dropped while its copy was being written leaves no file behind.
 func (t *Toolset) snapshot(ctx context.Context, tb *Table) (string, error) {
 	path := t.snapshotPath(tb.Name)
 	if _, err := os.Stat(path); err == nil {

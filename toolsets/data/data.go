@@ -274,6 +274,7 @@ type Toolset struct {
 	tmpDir  string   // where DuckDB spills, removed by Close
 	bounds  bounds
 	tmpLock *os.File // held while the toolset is open (lockTemp)
+	spare   spare    // the next query's database, opened ahead
 }
 
 // Open opens a toolset: an in-memory DuckDB database locked down to the
@@ -399,6 +400,7 @@ func (t *Toolset) lockDown(ctx context.Context) error {
 // Close closes the database. Tables kept in memory are gone; Parquet
 // files in the data directory stay for the other replicas.
 func (t *Toolset) Close() error {
+	t.spare.close()
 	err := t.db.Close()
 	if rerr := os.RemoveAll(t.tmpDir); err == nil {
 		err = rerr
@@ -434,6 +436,7 @@ func (t *Toolset) drop(tb *Table) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _ = t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+catalog+"."+ident(tb.Name))
+	_ = os.Remove(t.snapshotPath(tb.Name)) // after the table: see snapshot
 	return nil
 }
 
@@ -499,24 +502,39 @@ func (t *Toolset) sweep() {
 // (run by q) and returns its handle and summary. A table the store refuses (too
 // large) is dropped again: nothing is left half-stored.
 func (t *Toolset) materialize(ctx context.Context, q execer, sel string, args ...any) (TableInfo, error) {
-	tb := &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
-	sel = t.bounds.limitRows(sel)
-	if tb.Parquet {
-		t.sweep()
-		final := t.parquetPath(tb.Name)
-		tmp := final + ".tmp"
-		if _, err := q.ExecContext(ctx, "COPY ("+sel+") TO "+sqlString(tmp)+" (FORMAT parquet)", args...); err != nil {
-			_ = os.Remove(tmp)
-			return TableInfo{}, err
-		}
-		if err := os.Rename(tmp, final); err != nil {
-			_ = os.Remove(tmp)
-			return TableInfo{}, fmt.Errorf("keeping the table in the data directory: %w", err)
-		}
-	} else if _, err := q.ExecContext(ctx, "CREATE TABLE "+catalog+"."+ident(tb.Name)+" AS "+sel, args...); err != nil {
+	tb := t.newTable()
+	if err := t.write(ctx, q, tb, sel, args...); err != nil {
 		return TableInfo{}, err
 	}
 	return t.keep(ctx, tb)
+}
+
+// newTable names a new table, in the data directory when there is one.
+func (t *Toolset) newTable() *Table {
+	return &Table{Name: "t_" + randomHex(), Parquet: t.dataDir != ""}
+}
+
+// write writes the rows of the SELECT statement sel (run by q) as the
+// new table tb, for keep: its Parquet file, in place once complete, or
+// its DuckDB table.
+func (t *Toolset) write(ctx context.Context, q execer, tb *Table, sel string, args ...any) error {
+	sel = t.bounds.limitRows(sel)
+	if !tb.Parquet {
+		_, err := q.ExecContext(ctx, "CREATE TABLE "+catalog+"."+ident(tb.Name)+" AS "+sel, args...)
+		return err
+	}
+	t.sweep()
+	final := t.parquetPath(tb.Name)
+	tmp := final + ".tmp"
+	if _, err := q.ExecContext(ctx, "COPY ("+sel+") TO "+sqlString(tmp)+" (FORMAT parquet)", args...); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("keeping the table in the data directory: %w", err)
+	}
+	return nil
 }
 
 // keep summarizes a new table and puts it in the store, or drops it again

@@ -15,14 +15,14 @@ import (
 // env is a toolset on a temporary directory, called through a registry as
 // an agent or the MCP server calls it.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	ts  *Toolset
 	reg *tool.Registry
 	ctx context.Context
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	dir := t.TempDir()
 	if cfg.Dirs == nil {
@@ -84,7 +84,7 @@ func (e *env) load(path string) (string, TableInfo) {
 	return tableOf(e.t, out)
 }
 
-func tableOf(t *testing.T, out string) (string, TableInfo) {
+func tableOf(t testing.TB, out string) (string, TableInfo) {
 	t.Helper()
 	var raw struct {
 		Table string `json:"table"`

@@ -201,11 +201,13 @@ func makeVictim(t *testing.T, e *env) victim {
 		v.file, v.dir = e.ts.parquetPath(tb.Name), e.ts.dataDir
 		return v
 	}
-	// Tables in memory have no file: this one, in the directory DuckDB
-	// spills to, stands for their spilled rows.
-	v.dir = e.ts.tmpDir
-	v.file = filepath.Join(v.dir, tb.Name+".csv")
-	must(t, os.WriteFile(v.file, []byte("secret_b_9c2e,kb_9c2e\nSECRET-B-7f3a,73311337\n"), 0o644))
+	// A table in memory has a file once a query read it: its copy for
+	// queries (snapshot), next to the other callers' copies.
+	e.must("query", map[string]any{"sql": "SELECT * FROM v", "tables": map[string]string{"v": h}})
+	v.file = e.ts.snapshotPath(tb.Name)
+	v.dir = filepath.Dir(v.file)
+	_, err = os.Stat(v.file)
+	must(t, err)
 	return v
 }
 

@@ -52,26 +52,57 @@ func (t *Toolset) query() tool.Tool {
 // runQuery runs a model's SQL over its tables in a DuckDB database of
 // its own, opened for this query and closed after it, which may read
 // nothing but the caller's tables: the files of its Parquet and CSV
-// tables (allowed_paths, one by one) and a private directory holding a
-// copy of its in-memory tables, the result and DuckDB's spill. The
-// toolset's database, its data directory (every caller's tables), its
-// allowed directories and its temporary directory are out of the query's
-// reach whatever the SQL says; checkQuery refuses, before that, any SQL
-// that names something else, so that the model reads why.
+// tables and the copies of its tables in memory (snapshot), one by one
+// (allowed_paths), and a private directory for DuckDB's spill. With a
+// data directory it writes the result there itself, to the one file
+// allowed for it; otherwise to a file in its directory, which the
+// toolset's database copies. The toolset's database, its data directory
+// (every caller's tables), its allowed directories and its temporary
+// directory are out of the query's reach whatever the SQL says;
+// checkQuery refuses, before that, any SQL that names something else, so
+// that the model reads why.
 func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tables map[string]*Table) (TableInfo, error) {
+	check, err := t.db.Conn(ctx)
+	if err != nil {
+		return TableInfo{}, fmt.Errorf("query: %w", err)
+	}
+	err = checkQuery(ctx, check, text, names)
+	check.Close()
+	if err != nil {
+		return TableInfo{}, err
+	}
 	dir, err := os.MkdirTemp(t.tmpDir, "query-")
 	if err != nil {
 		return TableInfo{}, fmt.Errorf("query: a directory for the query: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	var files []string // the only files the query may read
-	for _, name := range names {
-		switch tb := tables[name]; {
-		case tb.File != nil:
-			files = append(files, tb.File.Path)
-		case tb.Parquet:
+	var files, setup []string // the only files the query may read, and how it names them
+	for i, name := range names {
+		tb, from := tables[name], ""
+		switch {
+		case tb.File != nil || tb.Parquet:
+			if from, err = t.rel(tb); err != nil {
+				return TableInfo{}, err
+			}
 			files = append(files, t.parquetPath(tb.Name))
+			if tb.File != nil {
+				files[len(files)-1] = tb.File.Path
+			}
+		default:
+			snap, err := t.snapshot(ctx, tb)
+			if err != nil {
+				return TableInfo{}, engineError("query: copying table "+name, err)
+			}
+			// DuckDB looks for a log next to a database file it attaches.
+			files = append(files, snap, snap+".wal")
+			from = fmt.Sprintf("toolwire_%d.t", i)
+			setup = append(setup, fmt.Sprintf("ATTACH %s AS toolwire_%d (READ_ONLY)", sqlString(snap), i))
 		}
+		setup = append(setup, "CREATE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+from)
+	}
+	out := t.newTable()
+	if out.Parquet { // the query writes it there, and nothing else
+		files = append(files, t.parquetPath(out.Name)+".tmp")
 	}
 	sb, err := t.sandbox(ctx, dir, files)
 	if err != nil {
@@ -83,60 +114,123 @@ func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tab
 		return TableInfo{}, fmt.Errorf("query: %w", err)
 	}
 	defer conn.Close()
-	if err := checkQuery(ctx, conn, text, names); err != nil {
-		return TableInfo{}, err
-	}
-	input := filepath.Join(dir, "input.duckdb")
-	if err := t.export(ctx, input, names, tables); err != nil {
-		return TableInfo{}, engineError("query: copying the tables", err)
-	}
-	if _, err := os.Stat(input); err == nil {
-		if _, err := conn.ExecContext(ctx, "ATTACH "+sqlString(input)+" AS toolwire_input (READ_ONLY)"); err != nil {
+	if len(setup) > 0 {
+		if _, err := conn.ExecContext(ctx, strings.Join(setup, ";\n")); err != nil {
 			return TableInfo{}, engineError("query: reading the tables", err)
 		}
 	}
-	for _, name := range names {
-		tb := tables[name]
-		from := "toolwire_input." + ident(name)
-		if tb.File != nil || tb.Parquet {
-			if from, err = t.rel(tb); err != nil {
-				return TableInfo{}, err
-			}
+	sel := strings.TrimRight(strings.TrimSpace(text), ";")
+	if out.Parquet {
+		if err := t.write(ctx, conn, out, sel); err != nil {
+			return TableInfo{}, engineError("query failed", err)
 		}
-		if _, err := conn.ExecContext(ctx, "CREATE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+from); err != nil {
-			return TableInfo{}, engineError("query: naming table "+name, err)
+		conn.Close()
+		sb.Close() // its memory goes before the result is kept
+		info, err := t.keep(ctx, out)
+		if err != nil {
+			return TableInfo{}, engineError("query: keeping the result", err)
+		}
+		return info, nil
+	}
+	// The result goes to the toolset's database through a file: Parquet
+	// when it keeps the result's types, which costs no sync to disk, else
+	// a DuckDB database file.
+	exact, err := parquetExact(ctx, conn, sel)
+	if err != nil {
+		return TableInfo{}, engineError("query failed", err)
+	}
+	output, steps, result := filepath.Join(dir, "output.parquet"), []string(nil), ""
+	if exact {
+		steps = []string{"COPY (" + t.bounds.limitRows(sel) + ") TO " + sqlString(output) + " (FORMAT parquet)"}
+		result = "read_parquet(" + sqlString(output) + ")"
+	} else {
+		output = filepath.Join(dir, "output.duckdb")
+		steps = []string{
+			"ATTACH " + sqlString(output) + " AS toolwire_output",
+			"CREATE TABLE toolwire_output.result AS " + t.bounds.limitRows(sel),
+			"DETACH toolwire_output",
 		}
 	}
-	output := filepath.Join(dir, "output.duckdb")
-	sel := strings.TrimRight(strings.TrimSpace(text), ";")
-	for _, s := range []string{
-		"ATTACH " + sqlString(output) + " AS toolwire_output",
-		"CREATE TABLE toolwire_output.result AS " + t.bounds.limitRows(sel),
-		"DETACH toolwire_output",
-	} {
+	for _, s := range steps {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return TableInfo{}, engineError("query failed", err)
 		}
 	}
 	conn.Close()
 	sb.Close() // its memory goes before the result is kept
-	alias := "q_" + randomHex()
-	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(output)+" AS "+alias+" (READ_ONLY)"); err != nil {
-		return TableInfo{}, engineError("query: reading the result", err)
+	if !exact {
+		alias := "q_" + randomHex()
+		if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(output)+" AS "+alias+" (READ_ONLY)"); err != nil {
+			return TableInfo{}, engineError("query: reading the result", err)
+		}
+		defer t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias)
+		result = alias + ".result"
 	}
-	defer t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias)
-	info, err := t.materialize(ctx, t.db, "SELECT * FROM "+alias+".result")
+	if err := t.write(ctx, t.db, out, "SELECT * FROM "+result); err != nil {
+		return TableInfo{}, engineError("query: keeping the result", err)
+	}
+	info, err := t.keep(ctx, out)
 	if err != nil {
 		return TableInfo{}, engineError("query: keeping the result", err)
 	}
 	return info, nil
 }
 
+// parquetTypes are the column types that a Parquet file keeps exactly, as
+// measured (TestQueryTypes); DuckDB writes others as different types
+// (HUGEINT, the type of sum() of integers, as DOUBLE; ENUM as VARCHAR; …).
+var parquetTypes = regexp.MustCompile(`^(BOOLEAN|U?(TINYINT|SMALLINT|INTEGER|BIGINT)|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|VARCHAR|BLOB|DATE|TIME|TIMESTAMP(_NS| WITH TIME ZONE)?|UUID)$`)
+
+// parquetExact reports whether every column of the SELECT statement sel
+// has one of parquetTypes.
+func parquetExact(ctx context.Context, conn *sql.Conn, sel string) (bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT column_type FROM (DESCRIBE "+sel+")")
+	if err != nil {
+		return false, err
+	}
+	types, err := scanAll(rows)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range types {
+		if !parquetTypes.MatchString(fmt.Sprint(c[0])) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // sandbox opens the DuckDB database a query runs in: in memory, spilling
 // to dir, reading only dir and files, with the toolset's bounds, no
-// extensions and its configuration locked.
+// extensions and its configuration locked. It takes the database opened
+// ahead for the next query (spare), and has the next one opened.
 func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql.DB, error) {
-	// The bounds of the toolset's database hold in the query's too.
+	db, err := t.spare.take(ctx, t.openSandbox)
+	if err != nil {
+		return nil, err
+	}
+	allowed := make([]string, len(files))
+	for i, f := range files {
+		allowed[i] = sqlString(f)
+	}
+	set := strings.Join([]string{
+		"SET temp_directory = " + sqlString(dir),
+		"SET allowed_directories = [" + sqlString(dir+string(filepath.Separator)) + "]",
+		"SET allowed_paths = [" + strings.Join(allowed, ", ") + "]",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	}, ";\n")
+	if _, err := db.ExecContext(ctx, set); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("query: configuring DuckDB (%s): %w", set, err)
+	}
+	return db, nil
+}
+
+// openSandbox opens a DuckDB database for a query, with what every
+// query's has: the bounds of the toolset's database, no extensions.
+// sandbox configures the rest, for the query that takes it.
+func (t *Toolset) openSandbox(ctx context.Context) (*sql.DB, error) {
 	rows, err := t.db.QueryContext(ctx, "SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'max_temp_directory_size', 'threads')")
 	if err != nil {
 		return nil, fmt.Errorf("query: reading the bounds: %w", err)
@@ -145,22 +239,13 @@ func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql
 	if err != nil {
 		return nil, fmt.Errorf("query: reading the bounds: %w", err)
 	}
-	allowed := make([]string, len(files))
-	for i, f := range files {
-		allowed[i] = sqlString(f)
-	}
 	var set []string
 	for _, b := range bounds {
 		set = append(set, fmt.Sprintf("SET %s = %s", b[0], sqlString(fmt.Sprint(b[1]))))
 	}
 	set = append(set,
-		"SET temp_directory = "+sqlString(dir),
-		"SET allowed_directories = ["+sqlString(dir+string(filepath.Separator))+"]",
-		"SET allowed_paths = ["+strings.Join(allowed, ", ")+"]",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
-		"SET enable_external_access = false",
-		"SET lock_configuration = true",
 	)
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
@@ -173,32 +258,6 @@ func (t *Toolset) sandbox(ctx context.Context, dir string, files []string) (*sql
 		}
 	}
 	return db, nil
-}
-
-// export copies the caller's tables kept in the toolset's memory into a
-// new DuckDB database file at path, for a query's own database to
-// attach; it writes nothing when there are none.
-func (t *Toolset) export(ctx context.Context, path string, names []string, tables map[string]*Table) error {
-	var copies []string
-	for _, name := range names {
-		if tb := tables[name]; tb.File == nil && !tb.Parquet {
-			copies = append(copies, "CREATE TABLE %[1]s."+ident(name)+" AS SELECT * FROM "+catalog+"."+ident(tb.Name))
-		}
-	}
-	if len(copies) == 0 {
-		return nil
-	}
-	alias := "x_" + randomHex()
-	if _, err := t.db.ExecContext(ctx, "ATTACH "+sqlString(path)+" AS "+alias); err != nil {
-		return err
-	}
-	defer t.db.ExecContext(context.WithoutCancel(ctx), "DETACH "+alias)
-	for _, c := range copies {
-		if _, err := t.db.ExecContext(ctx, fmt.Sprintf(c, alias)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // checkQuery refuses anything but one SELECT statement that reads only

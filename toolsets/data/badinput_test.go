@@ -128,6 +128,12 @@ func TestBadSQL(t *testing.T) {
 	if _, info := tableOf(t, out); info.Preview != "total\n10\n" {
 		t.Fatalf("query preview %q", info.Preview)
 	}
+	// A comment to the end of the line does not swallow what the server
+	// adds after the SQL (the rows bound).
+	out = e.must("query", map[string]any{"sql": "SELECT sum(x) AS total FROM t -- the first column", "tables": tables})
+	if _, info := tableOf(t, out); info.Preview != "total\n4\n" {
+		t.Fatalf("query preview %q", info.Preview)
+	}
 }
 
 // TestPaths refuses paths outside the allowed directories and symlinks

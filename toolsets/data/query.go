@@ -119,7 +119,9 @@ func (t *Toolset) runQuery(ctx context.Context, text string, names []string, tab
 			return TableInfo{}, engineError("query: reading the tables", err)
 		}
 	}
-	sel := strings.TrimRight(strings.TrimSpace(text), ";")
+	// On a line of its own, so that a -- comment at its end does not
+	// swallow what is written after it.
+	sel := strings.TrimRight(strings.TrimSpace(text), ";") + "\n"
 	if out.Parquet {
 		if err := t.write(ctx, conn, out, sel); err != nil {
 			return TableInfo{}, engineError("query failed", err)

@@ -113,7 +113,9 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 		case name == "":
 			continue
 		case name == "data": // tables on DuckDB, files of the working directory
-			dt, c, err := dataOptions{}.open(cmd.Context())
+			// No process memory bound (--max-memory): it would be this
+			// process's RLIMIT_DATA, which the MCP servers it starts inherit.
+			dt, c, err := dataOptions{maxMemory: -1}.open(cmd.Context())
 			if err != nil {
 				r.close()
 				return nil, fmt.Errorf("toolset data: %w", err)

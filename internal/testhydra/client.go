@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -170,8 +171,10 @@ func (s *Server) Browse(ctx context.Context, authURL string) (*url.URL, error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	loc, err := resp.Location()
 	if resp.StatusCode/100 != 3 || err != nil {
-		return nil, fmt.Errorf("the authorization flow stopped at %s with %s: %s",
-			resp.Request.URL.Redacted(), resp.Status, strings.TrimSpace(string(body)))
+		// Without the query: it may hold a code.
+		at := resp.Request.URL
+		return nil, fmt.Errorf("the authorization flow stopped at %s://%s%s with %s: %s",
+			at.Scheme, at.Host, at.Path, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return loc, nil
 }
@@ -185,7 +188,7 @@ func (s *Server) Visit(ctx context.Context, authURL string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ip := net.ParseIP(back.Hostname()); back.Scheme != "http" || (ip == nil || !ip.IsLoopback()) && back.Hostname() != "localhost" {
+	if !loopback(back) {
 		return nil, fmt.Errorf("the authorization flow redirects to %s://%s%s, which is no loopback redirect URI: not fetched", back.Scheme, back.Host, back.Path)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, back.String(), nil)
@@ -194,7 +197,11 @@ func (s *Server) Visit(ctx context.Context, authURL string) (*url.URL, error) {
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("delivering the authorization response to the redirect URI: %w", err)
+		// Without the URL, which holds the code.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("delivering the authorization response to the redirect URI %s://%s%s: %w", back.Scheme, back.Host, back.Path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -202,6 +209,13 @@ func (s *Server) Visit(ctx context.Context, authURL string) (*url.URL, error) {
 		return nil, fmt.Errorf("the redirect URI answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	return back, nil
+}
+
+// loopback reports whether u is a loopback redirect URI (RFC 8252): http
+// to a loopback address or localhost.
+func loopback(u *url.URL) bool {
+	ip := net.ParseIP(u.Hostname())
+	return u.Scheme == "http" && (ip != nil && ip.IsLoopback() || u.Hostname() == "localhost")
 }
 
 // flowHost reports whether u is Hydra's public endpoint or the login and

@@ -217,6 +217,7 @@ func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*
 	// inherited from the test's environment would override the file.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SQA_OPT_OUT=true"}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("running %s: %w", bin, err)
 	}

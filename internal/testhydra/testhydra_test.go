@@ -7,7 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/toolwire/toolwire/internal/testhydra"
+	"github.com/toolwire/toolwire/internal/testpeers"
 )
 
 // resource is the MCP server the tokens are for (RFC 8707); nothing
@@ -423,4 +428,54 @@ func TestBrowse(t *testing.T) {
 			t.Errorf("err %v, want a refusal", err)
 		}
 	})
+}
+
+// TestStop checks that the Hydra process a test started is gone when the
+// test ends.
+func TestStop(t *testing.T) {
+	before := testpeers.Children(t)
+	t.Run("start", func(t *testing.T) {
+		testhydra.Start(t)
+		if n := len(testpeers.Children(t)); n != len(before)+1 {
+			t.Fatalf("%d child processes after Start, want %d", n, len(before)+1)
+		}
+	})
+	if after := testpeers.Children(t); !slices.Equal(after, before) {
+		t.Errorf("child processes %v after the test, want %v", after, before)
+	}
+}
+
+// TestOrphan checks that Hydra dies with a test process that ends without
+// its cleanups: this test runs itself as a child that starts Hydra, prints
+// its PID and exits at once.
+func TestOrphan(t *testing.T) {
+	if os.Getenv("TESTHYDRA_ORPHAN") == "1" {
+		testhydra.Start(t)
+		os.Stdout.WriteString("hydra pid " + strconv.Itoa(testpeers.Children(t)[0]) + "\n")
+		os.Exit(0)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Hydra dies with its parent on Linux only (a parent-death signal)")
+	}
+	testhydra.Binary(t)
+	cmd := exec.CommandContext(ctx(t), os.Args[0], "-test.run=^TestOrphan$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TESTHYDRA_ORPHAN=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, after, ok := strings.Cut(string(out), "hydra pid ")
+	pid, err := strconv.Atoi(strings.TrimSpace(after))
+	if !ok || err != nil {
+		t.Fatalf("the child printed %q", out)
+	}
+	for range 100 {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p, _ := os.FindProcess(pid)
+	_ = p.Kill()
+	t.Fatalf("hydra (pid %d) outlived the test process that started it", pid)
 }

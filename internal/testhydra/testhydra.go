@@ -18,8 +18,21 @@
 // application therefore grants, as the token's audience, both the
 // audience asked for and the resource parameters of the authorization
 // request, so that a token asked for with resource=URL carries aud=[URL],
-// as an MCP server expects. The client credentials grant has no consent:
-// there only the audience parameter counts.
+// as an MCP server expects. Hydra also checks, on refresh, that the
+// client may ask for each audience granted: the consent application adds
+// those it grants to the client's registered audiences (admin API), as a
+// deployer would register them. The client credentials grant has no
+// consent: there only the audience parameter counts.
+//
+// What else a client or resource server meets with Hydra v2.3.0: its
+// issuer ends with "/" (Issuer); it serves OpenID discovery only (no RFC
+// 8414 /.well-known/oauth-authorization-server); it sends no iss in the
+// authorization response (RFC 9207) and does not say it would; its access
+// tokens are RS256 JWTs with typ "JWT" (not RFC 9068's "at+jwt"), carrying
+// iss, sub, aud, client_id, scope and scp, exp, iat, nbf and jti; it issues
+// a refresh token only when offline_access (or offline) is granted; a
+// client registered dynamically without "scope" may ask only for
+// DynamicClientScopes.
 package testhydra
 
 import (

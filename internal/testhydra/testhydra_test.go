@@ -140,6 +140,21 @@ func TestAuthorizationCode(t *testing.T) {
 	}
 }
 
+// TestRefreshTokenTTL lets a refresh token expire.
+func TestRefreshTokenTTL(t *testing.T) {
+	s := testhydra.Start(t, testhydra.RefreshTokenTTL(time.Second))
+	cfg := userClient(t, s, "none")
+	tok, err := s.UserToken(ctx(t), cfg, "bob", resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	tok.Expiry = time.Now().Add(-time.Minute)
+	if _, err := cfg.TokenSource(ctx(t), tok).Token(); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Errorf("refreshing with an expired refresh token: err %v, want invalid_grant", err)
+	}
+}
+
 // TestSubjects logs two users in: by login_hint, and by SetSubject.
 func TestSubjects(t *testing.T) {
 	s := testhydra.Start(t)

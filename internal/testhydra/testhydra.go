@@ -113,6 +113,10 @@ const DefaultSubject = "alice"
 // listen on the ones it picked (another process took them meanwhile).
 const startAttempts = 3
 
+// requestTimeout bounds each request to Hydra's admin API, and to a
+// redirect URI.
+const requestTimeout = 30 * time.Second
+
 // readyTimeout bounds the wait for Hydra to be ready (it takes a quarter
 // of a second on an idle machine).
 const readyTimeout = 30 * time.Second
@@ -148,7 +152,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, f := range opts {
 		f(&o)
 	}
-	s := &Server{subject: DefaultSubject, http: &http.Client{Timeout: 10 * time.Second}}
+	s := &Server{subject: DefaultSubject, http: &http.Client{Timeout: requestTimeout}}
 	s.app = httptest.NewServer(s.appHandler())
 	t.Cleanup(s.app.Close)
 	dir := t.TempDir()
@@ -193,7 +197,10 @@ func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*
 		// JWT access tokens, with the scopes both as RFC 9068's "scope"
 		// string and as Hydra's "scp" list.
 		"strategies": map[string]any{"access_token": "jwt", "jwt": map[string]any{"scope_claim": "both"}},
-		"oauth2":     map[string]any{"pkce": map[string]any{"enforced": true}},
+		// Client secrets hashed at BCrypt's lowest cost: a test server
+		// checks many of them on a loaded machine.
+		"oauth2": map[string]any{"pkce": map[string]any{"enforced": true},
+			"hashers": map[string]any{"algorithm": "bcrypt", "bcrypt": map[string]any{"cost": 4}}},
 		"oidc": map[string]any{"dynamic_client_registration": map[string]any{
 			"enabled": true, "default_scope": cmpOr(o.dynamicScopes, []string{"openid", "offline", "offline_access"}),
 		}},

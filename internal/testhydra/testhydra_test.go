@@ -31,7 +31,7 @@ const resource = "http://127.0.0.1:9/mcp"
 const redirect = "http://127.0.0.1/callback"
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	c, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
@@ -272,7 +272,7 @@ func TestClientCredentials(t *testing.T) {
 // TestDiscoveryAndJWKS looks at what a client and a resource server read
 // first: discovery, and the keys that sign the access tokens.
 func TestDiscoveryAndJWKS(t *testing.T) {
-	s := testhydra.Start(t, testhydra.AccessTokenTTL(3*time.Second))
+	s := testhydra.Start(t, testhydra.AccessTokenTTL(90*time.Second))
 	if !strings.HasPrefix(s.Issuer(), "http://127.0.0.1:") || !strings.HasSuffix(s.Issuer(), "/") ||
 		s.Issuer() != s.PublicURL()+"/" || s.AdminURL() == s.PublicURL() {
 		t.Fatalf("issuer %s, public %s, admin %s", s.Issuer(), s.PublicURL(), s.AdminURL())
@@ -301,9 +301,9 @@ func TestDiscoveryAndJWKS(t *testing.T) {
 	}
 	c := claims(t, tok.AccessToken)
 	// Hydra counts the lifetime from when the request arrived, iat from
-	// when the token was made: a second apart on a slow machine.
-	if exp, iat := c["exp"].(float64), c["iat"].(float64); exp-iat < 2 || exp-iat > 3 {
-		t.Errorf("exp - iat = %v s, want the 3 s of AccessTokenTTL", exp-iat)
+	// when the token was made: seconds apart on a loaded machine.
+	if exp, iat := c["exp"].(float64), c["iat"].(float64); exp-iat < 60 || exp-iat > 90 {
+		t.Errorf("exp - iat = %v s, want the 90 s of AccessTokenTTL", exp-iat)
 	}
 
 	resp, err := http.Get(s.JWKSURL())

@@ -20,6 +20,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // TestAuthorizationCodeFlow follows a first request through the whole
@@ -496,5 +498,23 @@ func TestBodyNotReplayable(t *testing.T) {
 	}
 	if status, err := f.call(t, rt); err != nil || status != 200 || len(f.authRequests) != 1 {
 		t.Errorf("next call: %d, %v, %d authorizations; want 200 with the grant kept", status, err, len(f.authRequests))
+	}
+}
+
+// TestLoginRequiredThroughMCP checks that ErrLoginRequired reaches the
+// caller of an mcp.Client, for a host to say which command logs in.
+func TestLoginRequiredThroughMCP(t *testing.T) {
+	f := newFake(t)
+	cfg := f.config()
+	cfg.Authorize = nil
+	c := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, &mcp.HTTPTransport{URL: f.resource(), HTTPClient: &http.Client{Transport: cfg.Transport(nil)}})
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, ErrLoginRequired) {
+		t.Fatalf("Connect: %v, want ErrLoginRequired", err)
 	}
 }

@@ -60,6 +60,8 @@ type fake struct {
 	register func(body map[string]any) (int, string)
 	// expiresIn is the tokens' lifetime (default 3600).
 	expiresIn int
+	// refuseAll makes the resource server refuse every token.
+	refuseAll bool
 
 	n          int                 // tokens issued
 	valid      map[string][]string // live access tokens and their scopes
@@ -162,7 +164,7 @@ func (f *fake) serveRS(w http.ResponseWriter, r *http.Request) {
 		f.mcpBodies = append(f.mcpBodies, string(body))
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		scopes, live := f.valid[tok]
-		if !ok || !live {
+		if !ok || !live || f.refuseAll {
 			hs := []string{fmt.Sprintf(`Bearer resource_metadata="%s%s"`, f.rs.URL, f.prmPath)}
 			if f.scope != "" {
 				hs[0] += fmt.Sprintf(`, scope="%s"`, f.scope)

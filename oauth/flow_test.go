@@ -518,3 +518,21 @@ func TestLoginRequiredThroughMCP(t *testing.T) {
 		t.Fatalf("Connect: %v, want ErrLoginRequired", err)
 	}
 }
+
+// TestRefusedToken checks that a server refusing every token gets one
+// authorization per request, and its 401 passed on, not a loop.
+func TestRefusedToken(t *testing.T) {
+	f := newFake(t)
+	f.refuseAll = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.resource(), strings.NewReader(`{}`))
+	resp, err := (&http.Client{Transport: f.config().Transport(nil)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || len(f.authRequests) != 1 {
+		t.Errorf("HTTP %d after %d authorizations; want 401 after 1", resp.StatusCode, len(f.authRequests))
+	}
+}

@@ -113,7 +113,11 @@ func badCases() []badCase {
 			f.redirect = func(q url.Values) { q.Del("code"); q.Set("error", "access_denied") }
 		}, `refused the authorization: "access_denied"`, "authorize"},
 		{"redirect with an error and another issuer", func(f *fake, _ *Config) {
-			f.redirect = func(q url.Values) { q.Del("code"); q.Set("error", "access_denied"); q.Set("iss", "https://evil.example.com") }
+			f.redirect = func(q url.Values) {
+				q.Del("code")
+				q.Set("error", "access_denied")
+				q.Set("iss", "https://evil.example.com")
+			}
 		}, "RFC 9207", "authorize"},
 		{"redirect from another issuer", func(f *fake, _ *Config) {
 			f.redirect = func(q url.Values) { q.Set("iss", "https://evil.example.com") }
@@ -289,14 +293,18 @@ func TestSecretsNotInErrors(t *testing.T) {
 			f.token = func(url.Values) (int, string, string) { return 400, echo, "application/json" }
 		}},
 		badCase{name: "token error without code, echoing", setup: func(f *fake, _ *Config) {
-			f.token = func(url.Values) (int, string, string) { return 500, "code-SECRET-42 rt-SECRET-1 dyn-SECRET-secret", "text/html" }
+			f.token = func(url.Values) (int, string, string) {
+				return 500, "code-SECRET-42 rt-SECRET-1 dyn-SECRET-secret", "text/html"
+			}
 		}},
 		badCase{name: "registration error echoing", setup: func(f *fake, _ *Config) {
 			f.register = func(map[string]any) (int, string) { return 400, echo }
 		}},
 		badCase{name: "pre-registered client refused", setup: func(f *fake, cfg *Config) {
 			cfg.ClientID, cfg.ClientSecret = "pre-id", "pre-SECRET"
-			f.token = func(url.Values) (int, string, string) { return 401, `{"error":"invalid_client","echo":"pre-SECRET"}`, "application/json" }
+			f.token = func(url.Values) (int, string, string) {
+				return 401, `{"error":"invalid_client","echo":"pre-SECRET"}`, "application/json"
+			}
 		}},
 		badCase{name: "redirect to elsewhere with the code", setup: func(_ *fake, cfg *Config) {
 			cfg.Authorize = func(context.Context, string) (*url.URL, error) {

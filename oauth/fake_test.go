@@ -207,13 +207,13 @@ func (f *fake) serveAS(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, f.metaRaw)
 	case r.Method == http.MethodGet && r.URL.Path == metaPath:
 		m := map[string]any{
-			"issuer":                                f.issuer(),
-			"authorization_endpoint":                f.as.URL + "/authorize",
-			"token_endpoint":                        f.as.URL + "/token",
-			"registration_endpoint":                 f.as.URL + "/register",
-			"response_types_supported":              []string{"code"},
-			"code_challenge_methods_supported":      []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
+			"issuer":                                         f.issuer(),
+			"authorization_endpoint":                         f.as.URL + "/authorize",
+			"token_endpoint":                                 f.as.URL + "/token",
+			"registration_endpoint":                          f.as.URL + "/register",
+			"response_types_supported":                       []string{"code"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
 			"authorization_response_iss_parameter_supported": true,
 		}
 		if f.meta != nil {

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -149,6 +150,13 @@ func badCases() []badCase {
 		{"token response with a token no header can carry", tokenBody(`{"access_token":"a\r\nX-Evil: 1","token_type":"Bearer"}`), "visible ASCII", ""},
 		{"token response malformed", tokenBody(`{"access_token":`), "cannot parse json", ""},
 		{"token response oversized", tokenBody(`{"access_token":"a","token_type":"Bearer","pad":"` + big + `"}`), "larger than", ""},
+		{"token endpoint redirecting", func(f *fake, _ *Config) {
+			thief := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+				f.t.Error("the token request followed the redirect")
+			}))
+			f.t.Cleanup(thief.Close)
+			f.tokenRedirect = thief.URL + "/token"
+		}, "redirected", ""},
 		{"token request refused", func(f *fake, _ *Config) {
 			f.token = func(url.Values) (int, string, string) {
 				return 401, `{"error":"invalid_client","error_description":"unknown client"}`, "application/json"

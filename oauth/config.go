@@ -247,13 +247,11 @@ func endpointURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// covers reports whether a request to u goes to the resource: same
-// origin, and u's path is the resource's path or below it.
+// covers reports whether a request to u goes to the resource's server:
+// the same origin. (Not the same path: a legacy HTTP+SSE server takes its
+// messages at another path than its stream.)
 func (c *client) covers(u *url.URL) bool {
-	if origin(u) != origin(c.resURL) {
-		return false
-	}
-	return pathWithin(u.Path, c.resURL.Path)
+	return origin(u) == origin(c.resURL)
 }
 
 // pathWithin reports whether path p is base or below it (base has no

@@ -54,8 +54,9 @@ type fake struct {
 	// redirect edits the authorization response's query.
 	redirect func(q url.Values)
 	// token, if set, answers the token requests instead (status, body,
-	// content type).
-	token func(form url.Values) (int, string, string)
+	// content type); tokenRedirect, if set, redirects them there (307).
+	token         func(form url.Values) (int, string, string)
+	tokenRedirect string
 	// register, if set, answers the registrations instead.
 	register func(body map[string]any) (int, string)
 	// expiresIn is the tokens' lifetime (default 3600).
@@ -239,6 +240,10 @@ func (f *fake) serveAS(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		f.tokenForms = append(f.tokenForms, r.PostForm)
 		f.tokenAuth = append(f.tokenAuth, r.Header.Get("Authorization"))
+		if f.tokenRedirect != "" {
+			http.Redirect(w, r, f.tokenRedirect, http.StatusTemporaryRedirect)
+			return
+		}
 		if f.token != nil {
 			status, body, ct := f.token(r.PostForm)
 			w.Header().Set("Content-Type", ct)

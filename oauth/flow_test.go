@@ -455,19 +455,19 @@ func TestLoginRequired(t *testing.T) {
 	}
 }
 
-// TestTokenOnlyToResource checks that the token goes to the resource only:
-// not to another origin, nor to another path of the same origin.
+// TestTokenOnlyToResource checks that the token goes to the resource's
+// origin only: another path of it (a legacy SSE server's message
+// endpoint) gets it, another origin not.
 func TestTokenOnlyToResource(t *testing.T) {
 	f := newFake(t)
-	cfg := f.config()
-	rt := cfg.Transport(nil)
+	rt := f.config().Transport(nil)
 	f.call(t, rt)
 	var got []string
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("Authorization"))
 	}))
 	defer other.Close()
-	for _, u := range []string{other.URL + "/mcp", f.rs.URL + "/mcpx", f.rs.URL + "/"} {
+	for _, u := range []string{other.URL + "/mcp", f.rs.URL + "/messages"} {
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
@@ -475,14 +475,11 @@ func TestTokenOnlyToResource(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	got = append(got, f.otherAuth...)
-	if len(got) != 3 {
-		t.Fatalf("%d requests arrived, want 3", len(got))
+	if len(got) != 1 || got[0] != "" {
+		t.Errorf("another origin got Authorization %q, want none", got)
 	}
-	for i, a := range got {
-		if a != "" {
-			t.Errorf("request %d carried Authorization %q", i, a)
-		}
+	if len(f.otherAuth) != 1 || f.otherAuth[0] != "Bearer tok-SECRET-1" {
+		t.Errorf("another path of the resource's origin got Authorization %q, want the token", f.otherAuth)
 	}
 }
 

@@ -30,12 +30,17 @@ const assertionLifetime = 5 * time.Minute
 // jwtBearerAssertion is the client_assertion_type of private_key_jwt.
 const jwtBearerAssertion = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
+// errTokenRedirect refuses a token endpoint's redirect.
+var errTokenRedirect = errors.New("the token endpoint redirected the request: refusing to send the client's credentials and the code elsewhere")
+
 // tokenContext returns ctx carrying the HTTP client that x/oauth2 sends
-// the token requests with: c's, through a tokenTransport.
+// the token requests with: c's, through a tokenTransport, following no
+// redirect (a 307 would carry the form, secrets included, to wherever it
+// points).
 func (c *client) tokenContext(ctx context.Context, resource string) context.Context {
 	hc := &http.Client{
 		Transport:     &tokenTransport{base: c.http.Transport, resource: resource},
-		CheckRedirect: c.http.CheckRedirect,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return errTokenRedirect },
 		Jar:           c.http.Jar,
 		Timeout:       c.http.Timeout,
 	}
@@ -72,7 +77,11 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.Body = io.NopCloser(strings.NewReader(enc))
 	r.ContentLength = int64(len(enc))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(enc)), nil }
-	resp, err := cmp.Or[http.RoundTripper](t.base, http.DefaultTransport).RoundTrip(r)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ import (
 const refreshSkew = 30 * time.Second
 
 // Transport returns an http.RoundTripper that authorizes the requests to
-// the Resource (and leaves other requests alone) through base (nil means
-// http.DefaultTransport). It adds the grant's access token to each
+// the Resource's origin (and leaves requests to other origins alone)
+// through base (nil means http.DefaultTransport). It adds the grant's access token to each
 // request, refreshes it shortly before it expires, and answers the
 // server's challenges:
 //
@@ -273,9 +273,9 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// keep reads a response's body (bounded) into memory and closes the
-// connection's, so that the response can still be returned after an
-// authorization.
+// keep reads a response's body into memory, at most maxErrorBytes of it
+// (a longer one is cut), and closes the connection's, so that the
+// response can still be returned after an authorization.
 func keep(resp *http.Response) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 	resp.Body.Close()

@@ -3,8 +3,10 @@ package oauth
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -15,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -531,5 +534,103 @@ func TestRefusedToken(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 || len(f.authRequests) != 1 {
 		t.Errorf("HTTP %d after %d authorizations; want 401 after 1", resp.StatusCode, len(f.authRequests))
+	}
+}
+
+// forgetfulStore keeps nothing: every Load finds no grant.
+type forgetfulStore struct{}
+
+func (forgetfulStore) Load(context.Context, string) (*Grant, error) { return nil, ErrNoGrant }
+func (forgetfulStore) Save(context.Context, *Grant) error           { return nil }
+func (forgetfulStore) Delete(context.Context, string) error         { return nil }
+
+// TestConcurrentLogin checks that requests arriving together before any
+// grant make one authorization, whose token the others use (nor do they
+// refresh it).
+func TestConcurrentLogin(t *testing.T) {
+	f := newFake(t)
+	cfg := f.config()
+	cfg.Store = forgetfulStore{} // the transport's own grant only
+	rt := cfg.Transport(nil)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if status, err := f.call(t, rt); err != nil || status != 200 {
+				t.Errorf("call: %d, %v", status, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(f.authRequests) != 1 || len(f.tokenForms) != 1 {
+		t.Errorf("%d authorizations, %d token requests; want 1 each", len(f.authRequests), len(f.tokenForms))
+	}
+}
+
+// TestSharedStore checks that a transport takes the grant another one
+// (another process) saved in the Store, rather than authorizing again.
+func TestSharedStore(t *testing.T) {
+	f := newFake(t)
+	a, b := f.config(), f.config()
+	b.Store = a.Store
+	rtb := b.Transport(nil)
+	resp, err := rtb.RoundTrip(httptestRequest(t, f.rs.URL+"/elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close() // b has looked at the Store: no grant yet
+	f.call(t, a.Transport(nil))
+	if status, err := f.call(t, rtb); err != nil || status != 200 {
+		t.Fatalf("call: %d, %v", status, err)
+	}
+	if len(f.authRequests) != 1 {
+		t.Errorf("%d authorizations, want 1", len(f.authRequests))
+	}
+}
+
+// httptestRequest returns a GET request to u.
+func httptestRequest(t *testing.T, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// TestAssertionKeys checks the assertion's algorithm for each kind of key,
+// and that it verifies with the public key.
+func TestAssertionKeys(t *testing.T) {
+	ec384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	edPub, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	rsaPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKey)}))
+	ecDER, _ := x509.MarshalECPrivateKey(ec384)
+	ecPEM := string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: ecDER}))
+	for _, c := range []struct {
+		name string
+		cc   ClientCredentials
+		pub  any
+		alg  jose.SignatureAlgorithm
+	}{
+		{"P-384 in SEC 1 PEM", ClientCredentials{PrivateKeyPEM: ecPEM}, &ec384.PublicKey, jose.ES384},
+		{"RSA in PKCS #1 PEM", ClientCredentials{PrivateKeyPEM: rsaPEM}, &rsaKey.PublicKey, jose.RS256},
+		{"RSA, PS256", ClientCredentials{PrivateKey: rsaKey, Alg: "PS256"}, &rsaKey.PublicKey, jose.PS256},
+		{"Ed25519", ClientCredentials{PrivateKey: edKey}, edPub, jose.EdDSA},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.cc.ClientID = "svc"
+			a, err := c.cc.assertion("https://auth.example.com", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := jwt.ParseSigned(a, []jose.SignatureAlgorithm{c.alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var claims jwt.Claims
+			if err := tok.Claims(c.pub, &claims); err != nil || claims.Issuer != "svc" {
+				t.Errorf("claims %+v, %v", claims, err)
+			}
+		})
 	}
 }

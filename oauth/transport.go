@@ -173,12 +173,8 @@ func (t *transport) reauthorize(ctx context.Context, failed string, ch challenge
 	if err != nil {
 		return "", err
 	}
-	if g != nil && g.AccessToken != "" && g.AccessToken != failed {
-		return g.AccessToken, nil
-	}
-	if stored, err := t.c.store.Load(ctx, t.c.resource); err == nil && stored.AccessToken != "" && stored.AccessToken != failed {
-		t.grant = stored
-		return stored.AccessToken, nil
+	if tok := t.newer(ctx, g, failed); tok != "" {
+		return tok, nil
 	}
 	d, err := t.c.discover(ctx, ch)
 	if err != nil {
@@ -209,8 +205,8 @@ func (t *transport) stepUp(ctx context.Context, failed string, ch challenge) (st
 	if err != nil {
 		return "", false, err
 	}
-	if g != nil && g.AccessToken != "" && g.AccessToken != failed {
-		return g.AccessToken, true, nil
+	if tok := t.newer(ctx, g, failed); tok != "" {
+		return tok, true, nil
 	}
 	if len(ch.scopes) == 0 {
 		return "", false, nil
@@ -237,6 +233,21 @@ func (t *transport) stepUp(ctx context.Context, failed string, ch challenge) (st
 		return "", false, err
 	}
 	return ng.AccessToken, true, t.save(ctx, ng)
+}
+
+// newer returns the access token obtained since the request sent with
+// failed: by another request (the grant g now holds), or by another
+// process (the Store holds), which then becomes the grant. It returns ""
+// when there is none. t.mu must be held.
+func (t *transport) newer(ctx context.Context, g *Grant, failed string) string {
+	if g != nil && g.AccessToken != "" && g.AccessToken != failed {
+		return g.AccessToken
+	}
+	if stored, err := t.c.store.Load(ctx, t.c.resource); err == nil && stored.AccessToken != "" && stored.AccessToken != failed {
+		t.grant = stored
+		return stored.AccessToken
+	}
+	return ""
 }
 
 // load returns the grant, read from the Store the first time; nil when

@@ -42,6 +42,7 @@ require (
 )
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0

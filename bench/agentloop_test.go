@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +23,7 @@ import (
 	"github.com/toolwire/toolwire/tool"
 
 	"github.com/toolwire/toolwire/bench/floorloop"
+	"github.com/toolwire/toolwire/bench/internal/openaiscript"
 )
 
 // loopCalls is the number of tool calls in one conversation of the
@@ -77,8 +80,8 @@ type loopClient struct {
 	run  func(ctx context.Context) (int, error)
 }
 
-func floorLoop(base string, stream bool) loopClient {
-	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+func floorLoop(base string, stream bool, rt http.RoundTripper) loopClient {
+	client := &http.Client{Transport: rt}
 	tools := []floorloop.Tool{{
 		Name: "add", Description: addDescription,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
@@ -95,21 +98,16 @@ func floorLoop(base string, stream bool) loopClient {
 		if err != nil {
 			return 0, err
 		}
-		if res.Answer != "The sums are all done." || res.Usage.PromptTokens == 0 {
+		if res.Answer != openaiscript.FinalText || res.Usage.PromptTokens == 0 {
 			return 0, fmt.Errorf("floor: answer %q, usage %+v", res.Answer, res.Usage)
 		}
 		return res.ToolCalls, nil
 	}}
 }
 
-// noStream asks its model for whole answers.
-type noStream struct{ m model.Model }
+func newTransport() http.RoundTripper { return http.DefaultTransport.(*http.Transport).Clone() }
 
-func (n noStream) Generate(ctx context.Context, req *model.Request, _ func(model.Delta)) (*model.Response, error) {
-	return n.m.Generate(ctx, req, nil)
-}
-
-func toolwireLoop(tb testing.TB, base string, stream bool) loopClient {
+func toolwireLoop(tb testing.TB, base string, stream bool, rt http.RoundTripper) loopClient {
 	var reg tool.Registry
 	t, err := tool.New("add", addDescription, func(_ context.Context, in loopArgs) (string, error) { return loopAdd(in), nil })
 	if err != nil {
@@ -118,19 +116,15 @@ func toolwireLoop(tb testing.TB, base string, stream bool) loopClient {
 	if err := reg.Add(t); err != nil {
 		tb.Fatal(err)
 	}
-	var m model.Model = &openai.Model{Name: "gpt-4.1", BaseURL: base, APIKey: "k",
-		Client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
-	if !stream {
-		m = noStream{m}
-	}
-	a := &agent.Agent{Model: m, Tools: &reg, MaxTurns: loopCalls + 5}
+	m := &openai.Model{Name: "gpt-4.1", BaseURL: base, APIKey: "k", Client: &http.Client{Transport: rt}}
+	a := &agent.Agent{Model: m, Tools: &reg, MaxTurns: loopCalls + 5, NoStream: !stream}
 	history := []model.Message{{Role: model.RoleUser, Text: loopPrompt}}
 	return loopClient{name: "toolwire", run: func(ctx context.Context) (int, error) {
 		res, err := a.Run(ctx, history)
 		if err != nil {
 			return 0, err
 		}
-		if res.Answer != "The sums are all done." || res.Usage.InputTokens == 0 {
+		if res.Answer != openaiscript.FinalText || res.Usage.InputTokens == 0 {
 			return 0, fmt.Errorf("toolwire: answer %q, usage %+v", res.Answer, res.Usage)
 		}
 		return res.ToolCalls, nil
@@ -144,7 +138,7 @@ func TestAgentLoop(t *testing.T) {
 	srv, base := scriptServer(t)
 	defer srv.stop()
 	for _, stream := range []bool{false, true} {
-		for _, c := range []loopClient{floorLoop(base, stream), toolwireLoop(t, base, stream)} {
+		for _, c := range []loopClient{floorLoop(base, stream, newTransport()), toolwireLoop(t, base, stream, newTransport())} {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			n, err := c.run(ctx)
 			cancel()
@@ -213,7 +207,7 @@ func BenchmarkAgentLoop(b *testing.B) {
 	defer srv.stop()
 	for _, stream := range []bool{false, true} {
 		b.Run("stream="+strconv.FormatBool(stream), func(b *testing.B) {
-			sides := [2]*loopSide{{loopClient: floorLoop(base, stream)}, {loopClient: toolwireLoop(b, base, stream)}}
+			sides := [2]*loopSide{{loopClient: floorLoop(base, stream, newTransport())}, {loopClient: toolwireLoop(b, base, stream, newTransport())}}
 			ctx := context.Background()
 			for _, s := range sides { // warm up: connections, caches
 				if _, err := s.run(ctx); err != nil {
@@ -243,5 +237,75 @@ func BenchmarkAgentLoop(b *testing.B) {
 			b.ReportMetric(t.perCall(t.wall)/f.perCall(f.wall), "wall-ratio")
 			b.ReportMetric(float64(t.bytes)/float64(f.bytes), "bytes-ratio")
 		})
+	}
+}
+
+// cannedTransport answers in this process what servers/openaiscript
+// would, without HTTP and without checking the request: the script's
+// answers, made beforehand, picked by the number of tool results in the
+// request (found by counting) and by whether it streams.
+type cannedTransport struct {
+	body    bytes.Buffer
+	answers [2][]string // [stream][n]
+}
+
+func newCannedTransport() *cannedTransport {
+	t := &cannedTransport{}
+	for s, stream := range []bool{false, true} {
+		for n := range loopCalls + 1 {
+			t.answers[s] = append(t.answers[s], string(openaiscript.Answer(n, loopCalls, 4000, stream, stream)))
+		}
+	}
+	return t
+}
+
+func (t *cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.body.Reset()
+	_, err := t.body.ReadFrom(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	b := t.body.Bytes()
+	n := bytes.Count(b, []byte(`"role":"tool"`))
+	s, ct := 0, "application/json"
+	if bytes.Contains(b, []byte(`"stream":true`)) {
+		s, ct = 1, "text/event-stream"
+	}
+	if n > loopCalls {
+		return nil, fmt.Errorf("%d tool results, want at most %d", n, loopCalls)
+	}
+	resp := &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(strings.NewReader(t.answers[s][n])), ContentLength: -1, Request: r}
+	if s == 0 {
+		resp.ContentLength = int64(len(t.answers[s][n])) // as net/http sends a short answer
+	}
+	return resp, nil
+}
+
+// BenchmarkAgentLoopInProcess is BenchmarkAgentLoop's clients with the
+// server's answers made in this process (cannedTransport): the clients'
+// own work, without HTTP, the kernel or a server, as one conversation per
+// op (ns/call and B/op divided by the calls are per call). Compare the
+// clients with benchstat -col /client.
+func BenchmarkAgentLoopInProcess(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		for _, name := range []string{"floor", "toolwire"} {
+			b.Run("stream="+strconv.FormatBool(stream)+"/client="+name, func(b *testing.B) {
+				rt := newCannedTransport()
+				c := floorLoop("http://script.invalid/v1", stream, rt)
+				if name == "toolwire" {
+					c = toolwireLoop(b, "http://script.invalid/v1", stream, rt)
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if n, err := c.run(ctx); err != nil || n != loopCalls {
+						b.Fatalf("%d calls, %v", n, err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*loopCalls), "ns/call")
+			})
+		}
 	}
 }

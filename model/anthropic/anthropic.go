@@ -64,7 +64,11 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "request-id", readResponse,
+	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "request-id", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})

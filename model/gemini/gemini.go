@@ -81,7 +81,11 @@ func (m *Model) endpoint(stream bool) *model.Endpoint {
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint(onDelta != nil)
-	return ep.Generate(ctx, m.wireRequest(req), onDelta, "", readResponse,
+	body, err := json.Marshal(m.wireRequest(req))
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})

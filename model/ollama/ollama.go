@@ -97,7 +97,11 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "",
+	body, err := json.Marshal(m.wireRequest(req, onDelta != nil))
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "",
 		func(resp *http.Response) (*model.Response, error) {
 			res, _, err := read(ep, resp, false, func(model.Delta) {})
 			return res, err

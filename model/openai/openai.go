@@ -13,20 +13,22 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Model is a model behind a Chat Completions endpoint.
+// Model is a model behind a Chat Completions endpoint. It keeps the
+// encoding of the messages of its last few conversations, so that each
+// request encodes only what is new since the one before; a Model must
+// not be copied after its first request.
 type Model struct {
 	// Name is the model's id, as the server knows it.
 	Name string
@@ -42,6 +44,11 @@ type Model struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+
+	// What was encoded of the conversations so far, to send again
+	// without encoding it again (see package wirecache).
+	messages wirecache.Messages[[]byte]
+	envelope wirecache.Last[envelopeKey, envelope]
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -61,7 +68,11 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "x-request-id", readResponse,
+	body, err := m.encode(req, onDelta != nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "x-request-id", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})
@@ -87,7 +98,6 @@ type wirePart struct {
 }
 
 type wireToolCall struct {
-	Index    *int   `json:"index,omitempty"`
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type,omitempty"`
 	Function struct {
@@ -105,9 +115,8 @@ type wireTool struct {
 	} `json:"function"`
 }
 
-type wireRequest struct {
-	Model         string         `json:"model"`
-	Messages      []wireMessage  `json:"messages"`
+// wireSettings is the part of a request after the messages.
+type wireSettings struct {
 	Tools         []wireTool     `json:"tools,omitempty"`
 	ToolChoice    any            `json:"tool_choice,omitempty"`
 	Stream        bool           `json:"stream,omitempty"`
@@ -116,16 +125,67 @@ type wireRequest struct {
 	Temperature   *float64       `json:"temperature,omitempty"`
 }
 
-func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
-	w := &wireRequest{Model: m.Name, Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
+// envelope is what a request holds besides the conversation: head goes
+// before the messages, system is the system message, tail comes after.
+type envelope struct{ head, system, tail []byte }
+
+// envelopeKey is what an envelope is made from.
+type envelopeKey struct {
+	name, system   string
+	tools          wirecache.Tools
+	choice         model.ToolChoice
+	stream         bool
+	maxTokens      int
+	temperature    float64
+	hasTemperature bool
+}
+
+func (m *Model) envelopeKey(req *model.Request, stream bool) func(envelopeKey) bool {
+	return func(k envelopeKey) bool {
+		return k.name == m.Name && k.system == req.System && k.choice == req.ToolChoice && k.stream == stream &&
+			k.maxTokens == req.MaxTokens && k.hasTemperature == (req.Temperature != nil) &&
+			(req.Temperature == nil || k.temperature == *req.Temperature) && k.tools.Same(req.Tools)
+	}
+}
+
+// encode writes the request body: the messages' encodings come from
+// m.messages, and the rest from m.envelope while it stays the same.
+func (m *Model) encode(req *model.Request, stream bool) ([]byte, error) {
+	env, ok := m.envelope.Get(m.envelopeKey(req, stream))
+	if !ok {
+		var err error
+		if env, err = m.newEnvelope(req, stream); err != nil {
+			return nil, err
+		}
+		k := envelopeKey{name: m.Name, system: req.System, tools: wirecache.SnapshotTools(req.Tools), choice: req.ToolChoice,
+			stream: stream, maxTokens: req.MaxTokens, hasTemperature: req.Temperature != nil}
+		if req.Temperature != nil {
+			k.temperature = *req.Temperature
+		}
+		m.envelope.Put(k, env)
+	}
+	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Join(env.head, env.tail, [][]byte{env.system}, msgs), nil
+}
+
+func (m *Model) newEnvelope(req *model.Request, stream bool) (envelope, error) {
+	var env envelope
+	name, err := json.Marshal(m.Name)
+	if err != nil {
+		return env, err
+	}
+	env.head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
+	if req.System != "" {
+		if env.system, err = json.Marshal(wireMessage{Role: "system", Content: req.System}); err != nil {
+			return env, err
+		}
+	}
+	w := wireSettings{Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
 	if stream {
 		w.StreamOptions = map[string]any{"include_usage": true}
-	}
-	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
-	}
-	for _, msg := range req.Messages {
-		w.Messages = append(w.Messages, wireMessages(msg)...)
 	}
 	for _, t := range req.Tools {
 		var wt wireTool
@@ -145,7 +205,36 @@ func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
 			w.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": string(req.ToolChoice)}}
 		}
 	}
-	return w
+	rest, err := json.Marshal(w)
+	if err != nil {
+		return env, err
+	}
+	env.tail = []byte("]}")
+	if len(rest) > 2 { // more than {}
+		env.tail = append([]byte("],"), rest[1:]...)
+	}
+	return env, nil
+}
+
+// encodeMessage encodes msgs[i]: the wire messages it makes (a tool
+// message makes one per result), separated by commas.
+func encodeMessage(msgs []model.Message, i int) ([]byte, error) {
+	ws := wireMessages(msgs[i])
+	if len(ws) == 1 {
+		return json.Marshal(ws[0])
+	}
+	var out []byte
+	for j, w := range ws {
+		b, err := json.Marshal(w)
+		if err != nil {
+			return nil, err
+		}
+		if j > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // emptyArgs replays a call whose arguments were unusable.
@@ -228,116 +317,3 @@ func (u *wireUsage) usage() model.Usage {
 	return out
 }
 
-type wireResponse struct {
-	ID      string `json:"id"`
-	Choices []struct {
-		Message      wireMessage `json:"message"`
-		Delta        wireMessage `json:"delta"`
-		FinishReason *string     `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *wireUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// readResponse reads a non-streamed answer.
-func readResponse(resp *http.Response) (*model.Response, error) {
-	var w wireResponse
-	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
-	}
-	if len(w.Choices) == 0 {
-		return nil, fmt.Errorf("the answer has no choices")
-	}
-	c := w.Choices[0]
-	acc := newAccumulator()
-	acc.content(contentText(c.Message.Content), nil)
-	acc.reasoning(c.Message)
-	for i, tc := range c.Message.ToolCalls {
-		if tc.Index == nil {
-			tc.Index = &i
-		}
-		acc.toolCall(tc)
-	}
-	finish := ""
-	if c.FinishReason != nil {
-		finish = *c.FinishReason
-	}
-	res := acc.response(finish, w.Usage.usage())
-	res.RequestID = w.ID
-	return res, nil
-}
-
-// contentText reads a message's content: a string, or text parts.
-func contentText(v any) string {
-	switch c := v.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, p := range c {
-			if m, ok := p.(map[string]any); ok {
-				if t, ok := m["text"].(string); ok {
-					b.WriteString(t)
-				}
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
-
-// readStream reads a streamed answer, handing text to onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
-	acc := newAccumulator()
-	produced := false
-	finish := ""
-	var usage model.Usage
-	id := ""
-	emit := func(d model.Delta) {
-		if d.Text != "" {
-			produced = true
-			onDelta(d)
-		}
-	}
-	done := false
-	err := model.ReadSSE(resp.Body, func(_ string, data []byte) error {
-		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-			done = true
-			return nil
-		}
-		var w wireResponse
-		if err := json.Unmarshal(data, &w); err != nil {
-			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)
-		}
-		if len(w.Error) > 0 && string(w.Error) != "null" {
-			return model.StreamError(ep.Provider, ep.URL, data)
-		}
-		if w.ID != "" {
-			id = w.ID
-		}
-		if w.Usage != nil {
-			usage = w.Usage.usage()
-		}
-		for _, c := range w.Choices {
-			acc.reasoningDelta(c.Delta, emit)
-			acc.content(contentText(c.Delta.Content), emit)
-			for _, tc := range c.Delta.ToolCalls {
-				acc.toolCall(tc)
-			}
-			if c.FinishReason != nil && *c.FinishReason != "" {
-				finish = *c.FinishReason
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, produced, err
-	}
-	if !done && finish == "" {
-		return nil, produced, fmt.Errorf("the stream ended before the answer did")
-	}
-	acc.flush(emit)
-	res := acc.response(finish, usage)
-	res.RequestID = id
-	return res, produced, nil
-}

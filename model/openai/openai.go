@@ -316,4 +316,3 @@ func (u *wireUsage) usage() model.Usage {
 	}
 	return out
 }
-

@@ -34,7 +34,12 @@ const loopCalls = 50
 // holds before the other side takes its turn.
 const loopSlice = 4
 
-const loopPrompt = "Add 3 to each number from 0 to 49, one call at a time."
+// loopPrompt is the user's message of the conversation numbered n: every
+// conversation is new, so that nothing a client kept of the last one can
+// serve it.
+func loopPrompt(n int) string {
+	return fmt.Sprintf("Add 3 to each number from 0 to 49, one call at a time. (Conversation %d.)", n)
+}
 
 var (
 	scriptOnce sync.Once
@@ -93,8 +98,10 @@ func floorLoop(base string, stream bool, rt http.RoundTripper) loopClient {
 			return loopAdd(in), nil
 		},
 	}}
+	n := 0
 	return loopClient{name: "floor", run: func(ctx context.Context) (int, error) {
-		res, err := floorloop.Run(ctx, client, base+"/chat/completions", "gpt-4.1", tools, loopPrompt, stream, loopCalls+5)
+		n++
+		res, err := floorloop.Run(ctx, client, base+"/chat/completions", "gpt-4.1", tools, loopPrompt(n), stream, loopCalls+5)
 		if err != nil {
 			return 0, err
 		}
@@ -118,9 +125,10 @@ func toolwireLoop(tb testing.TB, base string, stream bool, rt http.RoundTripper)
 	}
 	m := &openai.Model{Name: "gpt-4.1", BaseURL: base, APIKey: "k", Client: &http.Client{Transport: rt}}
 	a := &agent.Agent{Model: m, Tools: &reg, MaxTurns: loopCalls + 5, NoStream: !stream}
-	history := []model.Message{{Role: model.RoleUser, Text: loopPrompt}}
+	n := 0
 	return loopClient{name: "toolwire", run: func(ctx context.Context) (int, error) {
-		res, err := a.Run(ctx, history)
+		n++
+		res, err := a.Run(ctx, []model.Message{{Role: model.RoleUser, Text: loopPrompt(n)}})
 		if err != nil {
 			return 0, err
 		}

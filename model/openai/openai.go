@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
@@ -79,32 +81,6 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 }
 
 // The wire format.
-
-type wireMessage struct {
-	Role             string         `json:"role"`
-	Content          any            `json:"content"`
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	Reasoning        string         `json:"reasoning,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string         `json:"tool_call_id,omitempty"`
-}
-
-type wirePart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url,omitempty"`
-}
-
-type wireToolCall struct {
-	ID       string `json:"id,omitempty"`
-	Type     string `json:"type,omitempty"`
-	Function struct {
-		Name      string          `json:"name,omitempty"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-	} `json:"function"`
-}
 
 type wireTool struct {
 	Type     string `json:"type"`
@@ -179,9 +155,8 @@ func (m *Model) newEnvelope(req *model.Request, stream bool) (envelope, error) {
 	}
 	env.head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
 	if req.System != "" {
-		if env.system, err = json.Marshal(wireMessage{Role: "system", Content: req.System}); err != nil {
-			return env, err
-		}
+		env.system = jsonvalue.AppendString([]byte(`{"role":"system","content":`), req.System)
+		env.system = append(env.system, '}')
 	}
 	w := wireSettings{Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
 	if stream {
@@ -217,90 +192,122 @@ func (m *Model) newEnvelope(req *model.Request, stream bool) (envelope, error) {
 }
 
 // encodeMessage encodes msgs[i]: the wire messages it makes (a tool
-// message makes one per result), separated by commas.
+// message makes one per result; none, without results), separated by
+// commas. Strings are written as encoding/json writes them.
 func encodeMessage(msgs []model.Message, i int) ([]byte, error) {
-	ws := wireMessages(msgs[i])
-	if len(ws) == 1 {
-		return json.Marshal(ws[0])
-	}
-	var out []byte
-	for j, w := range ws {
-		b, err := json.Marshal(w)
-		if err != nil {
-			return nil, err
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, b...)
-	}
-	return out, nil
-}
-
-// emptyArgs replays a call whose arguments were unusable.
-var emptyArgs = json.RawMessage(`"{}"`)
-
-// wireMessages writes one message: a tool message becomes one message per
-// result.
-func wireMessages(msg model.Message) []wireMessage {
+	msg := &msgs[i]
+	b := make([]byte, 0, encodedSize(msg))
 	switch msg.Role {
 	case model.RoleTool:
-		out := make([]wireMessage, 0, len(msg.ToolResults))
-		for _, r := range msg.ToolResults {
-			out = append(out, wireMessage{Role: "tool", ToolCallID: r.CallID, Content: r.Text})
+		for j, r := range msg.ToolResults {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":"tool","content":`...)
+			b = jsonvalue.AppendString(b, r.Text)
+			if r.CallID != "" {
+				b = append(b, `,"tool_call_id":`...)
+				b = jsonvalue.AppendString(b, r.CallID)
+			}
+			b = append(b, '}')
 		}
-		return out
 	case model.RoleAssistant:
-		w := wireMessage{Role: "assistant"}
+		b = append(b, `{"role":"assistant","content":`...)
 		if msg.Text != "" || len(msg.ToolCalls) == 0 {
-			w.Content = msg.Text
+			b = jsonvalue.AppendString(b, msg.Text)
+		} else {
+			b = append(b, "null"...)
 		}
-		for _, r := range msg.Reasoning {
-			switch r.Source {
-			case "reasoning":
-				w.Reasoning += r.Text
-			case "reasoning_content":
-				w.ReasoningContent += r.Text
+		// Reasoning goes back in the field it came in.
+		for _, source := range []string{"reasoning_content", "reasoning"} {
+			var text strings.Builder
+			for _, r := range msg.Reasoning {
+				if r.Source == source {
+					text.WriteString(r.Text)
+				}
+			}
+			if text.Len() > 0 {
+				b = append(append(append(b, `,"`...), source...), `":`...)
+				b = jsonvalue.AppendString(b, text.String())
 			}
 		}
-		for _, c := range msg.ToolCalls {
-			var wc wireToolCall
-			wc.ID, wc.Type = c.ID, "function"
-			wc.Function.Name = c.Name
-			if c.Invalid != "" {
-				wc.Function.Arguments = emptyArgs
+		for j, c := range msg.ToolCalls {
+			if j == 0 {
+				b = append(b, `,"tool_calls":[`...)
 			} else {
-				b, _ := json.Marshal(string(c.Arguments))
-				wc.Function.Arguments = b
+				b = append(b, ',')
 			}
-			w.ToolCalls = append(w.ToolCalls, wc)
+			b = append(b, '{')
+			if c.ID != "" {
+				b = append(b, `"id":`...)
+				b = append(jsonvalue.AppendString(b, c.ID), ',')
+			}
+			b = append(b, `"type":"function","function":{`...)
+			if c.Name != "" {
+				b = append(b, `"name":`...)
+				b = append(jsonvalue.AppendString(b, c.Name), ',')
+			}
+			// The arguments go as a string of JSON; unusable ones as {}.
+			b = append(b, `"arguments":`...)
+			if c.Invalid != "" {
+				b = append(b, `"{}"`...)
+			} else {
+				b = jsonvalue.AppendString(b, string(c.Arguments))
+			}
+			b = append(b, "}}"...)
 		}
-		return []wireMessage{w}
+		if len(msg.ToolCalls) > 0 {
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	default:
+		b = append(b, `{"role":"user","content":`...)
+		if len(msg.Images) == 0 {
+			b = jsonvalue.AppendString(b, msg.Text)
+		} else {
+			b = append(b, `[{"type":"text"`...)
+			if msg.Text != "" {
+				b = append(b, `,"text":`...)
+				b = jsonvalue.AppendString(b, msg.Text)
+			}
+			b = append(b, '}')
+			for _, img := range msg.Images {
+				b = append(b, `,{"type":"image_url","image_url":{"url":`...)
+				b = jsonvalue.AppendString(b, "data:"+img.MimeType+";base64,"+img.Data)
+				b = append(b, "}}"...)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
 	}
-	if len(msg.Images) == 0 {
-		return []wireMessage{{Role: "user", Content: msg.Text}}
-	}
-	parts := []wirePart{{Type: "text", Text: msg.Text}}
-	for _, img := range msg.Images {
-		p := wirePart{Type: "image_url"}
-		p.ImageURL = &struct {
-			URL string `json:"url"`
-		}{"data:" + img.MimeType + ";base64," + img.Data}
-		parts = append(parts, p)
-	}
-	return []wireMessage{{Role: "user", Content: parts}}
+	return b, nil
 }
 
+// encodedSize guesses the size of a message encoded: its strings, with
+// room for some escapes, and the JSON around them.
+func encodedSize(msg *model.Message) int {
+	n := 64 + len(msg.Text)
+	for _, r := range msg.Reasoning {
+		n += len(r.Text)
+	}
+	for _, c := range msg.ToolCalls {
+		n += 64 + len(c.ID) + len(c.Name) + len(c.Arguments)*5/4
+	}
+	for _, r := range msg.ToolResults {
+		n += 48 + len(r.CallID) + len(r.Text)
+	}
+	for _, img := range msg.Images {
+		n += 64 + len(img.MimeType) + len(img.Data)
+	}
+	return n + n/16
+}
+
+// wireUsage is what is read of an answer's usage.
 type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptTokens, CompletionTokens int
+	PromptCacheHitTokens           int // DeepSeek
+	cachedTokens                   int // prompt_tokens_details.cached_tokens
+	reasoningTokens                int // completion_tokens_details.reasoning_tokens
 }
 
 func (u *wireUsage) usage() model.Usage {
@@ -308,11 +315,9 @@ func (u *wireUsage) usage() model.Usage {
 		return model.Usage{}
 	}
 	out := model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedTokens: u.PromptCacheHitTokens}
-	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
-		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	if u.cachedTokens > 0 {
+		out.CachedTokens = u.cachedTokens
 	}
-	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
-	}
+	out.ReasoningTokens = u.reasoningTokens
 	return out
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -149,8 +148,7 @@ func (r *answerReader) read(data []byte, whole bool, p *part, emit func(model.De
 		}
 	}
 	if len(usage) > 0 && usage[0] == '{' {
-		p.usage = new(wireUsage)
-		if err := json.Unmarshal(usage, p.usage); err != nil {
+		if p.usage, err = readUsage(usage); err != nil {
 			return fmt.Errorf("usage: %w", err)
 		}
 	}
@@ -342,4 +340,43 @@ func str(raw []byte) (string, error) {
 		return string(in), nil
 	}
 	return jsonvalue.String(raw)
+}
+
+// readUsage reads a usage object.
+func readUsage(data []byte) (*wireUsage, error) {
+	u := &wireUsage{}
+	var err error
+	count := func(dst *int, raw []byte) {
+		if err == nil && string(raw) != "null" {
+			if *dst, err = strconv.Atoi(string(raw)); err != nil {
+				err = fmt.Errorf("a token count is %s, not an integer", raw)
+			}
+		}
+	}
+	// details reads the one count wanted of a details object.
+	details := func(dst *int, raw []byte, name string) {
+		if raw[0] == '{' {
+			_, _ = jsonvalue.Object(raw, 0, func(key string, s, e int) {
+				if key == name {
+					count(dst, raw[s:e])
+				}
+			})
+		}
+	}
+	_, _ = jsonvalue.Object(data, 0, func(key string, s, e int) {
+		v := data[s:e]
+		switch key {
+		case "prompt_tokens":
+			count(&u.PromptTokens, v)
+		case "completion_tokens":
+			count(&u.CompletionTokens, v)
+		case "prompt_cache_hit_tokens":
+			count(&u.PromptCacheHitTokens, v)
+		case "prompt_tokens_details":
+			details(&u.cachedTokens, v, "cached_tokens")
+		case "completion_tokens_details":
+			details(&u.reasoningTokens, v, "reasoning_tokens")
+		}
+	})
+	return u, err
 }

@@ -104,7 +104,7 @@ func (c *Messages[E]) longest(msgs []model.Message) (*conversation[E], int) {
 	bestN := 0
 	for _, conv := range c.convs {
 		n := 0
-		for n < len(msgs) && n < len(conv.msgs) && Same(conv.msgs[n], msgs[n]) {
+		for n < len(msgs) && n < len(conv.msgs) && Same(&conv.msgs[n], &msgs[n]) {
 			n++
 		}
 		if n > bestN {
@@ -145,18 +145,39 @@ func snapshot(m model.Message) model.Message {
 }
 
 // Same reports whether two messages hold the same content.
-func Same(a, b model.Message) bool {
-	return a.Role == b.Role && a.Text == b.Text &&
-		slices.Equal(a.Images, b.Images) &&
-		slices.Equal(a.Reasoning, b.Reasoning) &&
-		slices.EqualFunc(a.ToolCalls, b.ToolCalls, func(x, y model.ToolCall) bool {
-			return x.ID == y.ID && x.Name == y.Name && x.Invalid == y.Invalid && x.Signature == y.Signature &&
-				bytes.Equal(x.Arguments, y.Arguments)
-		}) &&
-		slices.EqualFunc(a.ToolResults, b.ToolResults, func(x, y model.ToolResult) bool {
-			return x.CallID == y.CallID && x.Name == y.Name && x.Text == y.Text && x.IsError == y.IsError &&
-				slices.Equal(x.Images, y.Images)
-		})
+func Same(a, b *model.Message) bool {
+	if a.Role != b.Role || a.Text != b.Text || len(a.Images) != len(b.Images) || len(a.Reasoning) != len(b.Reasoning) ||
+		len(a.ToolCalls) != len(b.ToolCalls) || len(a.ToolResults) != len(b.ToolResults) {
+		return false
+	}
+	for i := range a.Images {
+		if a.Images[i] != b.Images[i] {
+			return false
+		}
+	}
+	for i := range a.Reasoning {
+		if a.Reasoning[i] != b.Reasoning[i] {
+			return false
+		}
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Name != y.Name || x.Invalid != y.Invalid || x.Signature != y.Signature || !bytes.Equal(x.Arguments, y.Arguments) {
+			return false
+		}
+	}
+	for i := range a.ToolResults {
+		x, y := &a.ToolResults[i], &b.ToolResults[i]
+		if x.CallID != y.CallID || x.Name != y.Name || x.Text != y.Text || x.IsError != y.IsError || len(x.Images) != len(y.Images) {
+			return false
+		}
+		for j := range x.Images {
+			if x.Images[j] != y.Images[j] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Last keeps one value: the encoding of the part of a request that stays

@@ -50,7 +50,7 @@ type Model struct {
 	// What was encoded of the conversations so far, to send again
 	// without encoding it again (see package wirecache).
 	messages wirecache.Messages[[]byte]
-	envelope wirecache.Last[envelopeKey, envelope]
+	envelope wirecache.Envelopes[settings]
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -101,62 +101,40 @@ type wireSettings struct {
 	Temperature   *float64       `json:"temperature,omitempty"`
 }
 
-// envelope is what a request holds besides the conversation: head goes
-// before the messages, system is the system message, tail comes after.
-type envelope struct{ head, system, tail []byte }
-
-// envelopeKey is what an envelope is made from.
-type envelopeKey struct {
-	name, system   string
-	tools          wirecache.Tools
-	choice         model.ToolChoice
-	stream         bool
-	maxTokens      int
-	temperature    float64
-	hasTemperature bool
-}
-
-func (m *Model) envelopeKey(req *model.Request, stream bool) func(envelopeKey) bool {
-	return func(k envelopeKey) bool {
-		return k.name == m.Name && k.system == req.System && k.choice == req.ToolChoice && k.stream == stream &&
-			k.maxTokens == req.MaxTokens && k.hasTemperature == (req.Temperature != nil) &&
-			(req.Temperature == nil || k.temperature == *req.Temperature) && k.tools.Same(req.Tools)
-	}
+// settings is what a request's envelope is made from, but its tools.
+type settings struct {
+	name, system string
+	choice       model.ToolChoice
+	stream       bool
+	maxTokens    int
+	temperature  wirecache.Temperature
 }
 
 // encode writes the request body: the messages' encodings come from
 // m.messages, and the rest from m.envelope while it stays the same.
 func (m *Model) encode(req *model.Request, stream bool) ([]byte, error) {
-	env, ok := m.envelope.Get(m.envelopeKey(req, stream))
-	if !ok {
-		var err error
-		if env, err = m.newEnvelope(req, stream); err != nil {
-			return nil, err
-		}
-		k := envelopeKey{name: m.Name, system: req.System, tools: wirecache.SnapshotTools(req.Tools), choice: req.ToolChoice,
-			stream: stream, maxTokens: req.MaxTokens, hasTemperature: req.Temperature != nil}
-		if req.Temperature != nil {
-			k.temperature = *req.Temperature
-		}
-		m.envelope.Put(k, env)
+	env, err := m.envelope.Get(settings{m.Name, req.System, req.ToolChoice, stream, req.MaxTokens, wirecache.TemperatureOf(req.Temperature)},
+		req.Tools, func() (wirecache.Envelope, error) { return m.newEnvelope(req, stream) })
+	if err != nil {
+		return nil, err
 	}
 	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
 	if err != nil {
 		return nil, err
 	}
-	return wirecache.Join(env.head, env.tail, [][]byte{env.system}, msgs), nil
+	return wirecache.Join(env, msgs), nil
 }
 
-func (m *Model) newEnvelope(req *model.Request, stream bool) (envelope, error) {
-	var env envelope
+func (m *Model) newEnvelope(req *model.Request, stream bool) (wirecache.Envelope, error) {
+	var env wirecache.Envelope
 	name, err := json.Marshal(m.Name)
 	if err != nil {
 		return env, err
 	}
-	env.head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
+	env.Head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
 	if req.System != "" {
-		env.system = jsonvalue.AppendString([]byte(`{"role":"system","content":`), req.System)
-		env.system = append(env.system, '}')
+		env.First = jsonvalue.AppendString([]byte(`{"role":"system","content":`), req.System)
+		env.First = append(env.First, '}')
 	}
 	w := wireSettings{Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
 	if stream {
@@ -184,10 +162,7 @@ func (m *Model) newEnvelope(req *model.Request, stream bool) (envelope, error) {
 	if err != nil {
 		return env, err
 	}
-	env.tail = []byte("]}")
-	if len(rest) > 2 { // more than {}
-		env.tail = append([]byte("],"), rest[1:]...)
-	}
+	env.Tail = wirecache.Tail(rest)
 	return env, nil
 }
 

@@ -104,7 +104,7 @@ func (c *Messages[E]) longest(msgs []model.Message) (*conversation[E], int) {
 	bestN := 0
 	for _, conv := range c.convs {
 		n := 0
-		for n < len(msgs) && n < len(conv.msgs) && Same(&conv.msgs[n], &msgs[n]) {
+		for n < len(msgs) && n < len(conv.msgs) && same(&conv.msgs[n], &msgs[n]) {
 			n++
 		}
 		if n > bestN {
@@ -144,8 +144,8 @@ func snapshot(m model.Message) model.Message {
 	return m
 }
 
-// Same reports whether two messages hold the same content.
-func Same(a, b *model.Message) bool {
+// same reports whether two messages hold the same content.
+func same(a, b *model.Message) bool {
 	if a.Role != b.Role || a.Text != b.Text || len(a.Images) != len(b.Images) || len(a.Reasoning) != len(b.Reasoning) ||
 		len(a.ToolCalls) != len(b.ToolCalls) || len(a.ToolResults) != len(b.ToolResults) {
 		return false
@@ -180,77 +180,104 @@ func Same(a, b *model.Message) bool {
 	return true
 }
 
-// Last keeps one value: the encoding of the part of a request that stays
-// the same from turn to turn (the model, the system prompt, the tools, the
-// settings), under a key that says what it was made from. The zero value
-// is ready to use; a Last must not be copied after first use.
-type Last[K, V any] struct {
-	mu  sync.Mutex
-	key K
-	v   V
-	set bool
+// Envelope is what a request holds besides its messages: Head goes
+// before them and Tail after; First, when set, is an element of the
+// list of messages that goes before them (a system message).
+type Envelope struct{ Head, First, Tail []byte }
+
+// Envelopes keeps the last envelope an adapter made, for the requests
+// that follow with the same settings (S: a comparable struct of all the
+// envelope is made from but the tools) and the same tools. The zero
+// value is ready to use; an Envelopes must not be copied after first use.
+type Envelopes[S comparable] struct {
+	mu       sync.Mutex
+	settings S
+	tools    []model.ToolSpec // a snapshot
+	env      Envelope
+	set      bool
 }
 
-// Get returns the value kept, when same says its key is the key wanted.
-func (l *Last[K, V]) Get(same func(K) bool) (V, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.set && same(l.key) {
-		return l.v, true
+// Get returns the envelope for settings and tools: the one kept, or a
+// new one that build makes (and that is kept).
+func (e *Envelopes[S]) Get(settings S, tools []model.ToolSpec, build func() (Envelope, error)) (Envelope, error) {
+	e.mu.Lock()
+	if e.set && e.settings == settings && sameTools(e.tools, tools) {
+		env := e.env
+		e.mu.Unlock()
+		return env, nil
 	}
-	var zero V
-	return zero, false
-}
-
-// Put keeps v under key; the caller changes neither afterwards.
-func (l *Last[K, V]) Put(key K, v V) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.key, l.v, l.set = key, v, true
-}
-
-// Tools is a snapshot of a request's tools, for a Last key.
-type Tools []model.ToolSpec
-
-// SnapshotTools copies what of specs could change in place.
-func SnapshotTools(specs []model.ToolSpec) Tools {
-	out := slices.Clone(specs)
-	for i := range out {
-		out[i].Parameters = bytes.Clone(out[i].Parameters)
+	e.mu.Unlock()
+	env, err := build()
+	if err != nil {
+		return Envelope{}, err
 	}
-	return out
+	snap := slices.Clone(tools)
+	for i := range snap {
+		snap[i].Parameters = bytes.Clone(snap[i].Parameters)
+	}
+	e.mu.Lock()
+	e.settings, e.tools, e.env, e.set = settings, snap, env, true
+	e.mu.Unlock()
+	return env, nil
 }
 
-// Same reports whether specs are the tools of the snapshot.
-func (t Tools) Same(specs []model.ToolSpec) bool {
-	return slices.EqualFunc(t, specs, func(x, y model.ToolSpec) bool {
-		return x.Name == y.Name && x.Description == y.Description && bytes.Equal(x.Parameters, y.Parameters)
-	})
-}
-
-// Join returns a request body: head, then the non-empty parts of lists
-// separated by commas, then tail, in one allocation.
-func Join(head, tail []byte, lists ...[][]byte) []byte {
-	n := len(head) + len(tail)
-	for _, parts := range lists {
-		for _, p := range parts {
-			n += len(p) + 1
+func sameTools(a, b []model.ToolSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
+			return false
 		}
+	}
+	return true
+}
+
+// Temperature is a request's temperature as a comparable value, for
+// settings.
+type Temperature struct {
+	Value float64
+	Set   bool
+}
+
+// TemperatureOf reads t.
+func TemperatureOf(t *float64) Temperature {
+	if t == nil {
+		return Temperature{}
+	}
+	return Temperature{*t, true}
+}
+
+// Join returns a request body: the envelope with the messages' encodings
+// that are not empty between Head and Tail, after First, separated by
+// commas, in one allocation.
+func Join(env Envelope, msgs [][]byte) []byte {
+	n := len(env.Head) + len(env.First) + len(env.Tail)
+	for _, m := range msgs {
+		n += len(m) + 1
 	}
 	body := make([]byte, 0, n)
-	body = append(body, head...)
-	first := true
-	for _, parts := range lists {
-		for _, p := range parts {
-			if len(p) == 0 {
-				continue
-			}
-			if !first {
-				body = append(body, ',')
-			}
-			first = false
-			body = append(body, p...)
+	body = append(append(body, env.Head...), env.First...)
+	first := len(env.First) == 0
+	for _, m := range msgs {
+		if len(m) == 0 {
+			continue
 		}
+		if !first {
+			body = append(body, ',')
+		}
+		first = false
+		body = append(body, m...)
 	}
-	return append(body, tail...)
+	return append(body, env.Tail...)
+}
+
+// Tail makes the tail of an envelope from rest, the JSON object of the
+// request's members that follow the messages: "]" closes the list of
+// messages, and rest's members, if any, follow.
+func Tail(rest []byte) []byte {
+	if len(rest) <= 2 { // {}
+		return []byte("]}")
+	}
+	return append([]byte("],"), rest[1:]...)
 }

@@ -220,10 +220,10 @@ func isTrue(b *bool) bool { return b != nil && *b }
 func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures map[string]int) ([]model.ToolResult, *model.ToolResult, error) {
 	results := make([]model.ToolResult, len(calls))
 	errs := make([]error, len(calls))
-	sem := make(chan struct{}, orDefault(a.Parallel, DefaultParallel))
+	var sem chan struct{} // made for the first calls that run at once
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if a.parallelSafe(calls[i].Name) {
+		if len(calls) > 1 && a.parallelSafe(calls[i].Name) {
 			for j < len(calls) && a.parallelSafe(calls[j].Name) {
 				j++
 			}
@@ -232,6 +232,8 @@ func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures m
 		if j == i+1 {
 			// One call: on this goroutine, whose stack has grown already.
 			results[i], errs[i] = a.runCall(ctx, calls[i])
+		} else if sem == nil {
+			sem = make(chan struct{}, orDefault(a.Parallel, DefaultParallel))
 		}
 		for k := i; k < j && j > i+1; k++ {
 			sem <- struct{}{}

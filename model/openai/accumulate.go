@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
 )
 
@@ -152,16 +155,16 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		if call.ID == "" {
 			call.ID = model.NewCallID()
 		}
-		var args string
-		if err := json.Unmarshal(append(append([]byte{'"'}, c.rawArgs...), '"'), &args); err != nil {
+		args, err := unquote(c.rawArgs)
+		if err != nil {
 			call.Invalid = fmt.Sprintf("the arguments could not be read: %v", err)
 		}
-		call.Arguments = json.RawMessage(args)
+		call.Arguments = args
 		switch {
 		case call.Invalid != "":
 		case finish == "length":
 			call.Invalid = "the answer was cut off by the length limit before the call was complete"
-		case strings.TrimSpace(args) == "":
+		case len(bytes.TrimSpace(args)) == 0:
 			call.Arguments = json.RawMessage(`{}`)
 		default:
 			if msg := model.CheckArguments(call.Arguments); msg != "" {
@@ -181,4 +184,37 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		res.StopReason = model.StopEnd
 	}
 	return res
+}
+
+// unquote decodes the insides of a JSON string, as encoding/json does:
+// at once when its only escapes are \" and \\ (arguments are a JSON
+// object written as a string: its quotes are escaped), else with
+// jsonvalue.
+func unquote(raw []byte) ([]byte, error) {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' && i+1 < len(raw) && (raw[i+1] == '"' || raw[i+1] == '\\') {
+			i++
+			c = raw[i]
+		} else if c == '\\' || c == '"' || c < 0x20 {
+			return unquoteSlow(raw)
+		}
+		out = append(out, c)
+	}
+	if !utf8.Valid(out) {
+		return unquoteSlow(raw) // invalid UTF-8 becomes U+FFFD
+	}
+	return out, nil
+}
+
+func unquoteSlow(raw []byte) ([]byte, error) {
+	quoted := append(append(append(make([]byte, 0, len(raw)+2), '"'), raw...), '"')
+	if end, err := jsonvalue.Skip(quoted, 0); err != nil {
+		return nil, err
+	} else if end != len(quoted) {
+		return nil, fmt.Errorf("invalid character %q after the end of the string", quoted[end])
+	}
+	s, err := jsonvalue.String(quoted)
+	return []byte(s), err
 }

@@ -11,7 +11,12 @@
 // was encoded therefore never meets its old encoding: the messages from
 // the first difference on are encoded again. Comparing an unchanged
 // message costs little: its strings are the same strings, which compare by
-// address first.
+// address first. Conversations that start alike share what they have in
+// common, and only that: what a request gets is what its own messages
+// encode to.
+//
+// A cache holds the last maxConversations conversations of its adapter:
+// their snapshots (which keep the messages' strings alive) and encodings.
 package wirecache
 
 import (

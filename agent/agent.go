@@ -62,6 +62,11 @@ type Agent struct {
 	Ask func(ctx context.Context, call model.ToolCall, missing []string) (map[string]any, error)
 	// MaxTokens bounds each answer (0: the adapter's default).
 	MaxTokens int
+	// NoStream asks the model for each answer whole rather than streamed
+	// (the default): less work per request, but nothing to show before
+	// the answer is complete. The answer's reasoning and text still reach
+	// OnEvent, as one EventReasoning and one EventText each.
+	NoStream bool
 	// OnEvent receives the run's events as they happen, on the goroutine
 	// that produced them (tool events of a turn may come from several at
 	// once). It must not block for long.
@@ -98,7 +103,7 @@ func (a *Agent) Run(ctx context.Context, history []model.Message) (*Result, erro
 			return res, fmt.Errorf("agent: stopped after %d model requests without a final answer (raise MaxTurns, --max-turns, if the task needs more)", maxTurns)
 		}
 		req := &model.Request{System: a.System, Messages: res.Messages, Tools: a.toolSpecs(), MaxTokens: a.MaxTokens}
-		resp, err := a.Model.Generate(ctx, req, a.onDelta)
+		resp, err := a.generate(ctx, req)
 		if err != nil {
 			return res, fmt.Errorf("agent: turn %d: %w", turn+1, err)
 		}
@@ -139,6 +144,28 @@ func (a *Agent) emit(e Event) {
 	if a.OnEvent != nil {
 		a.OnEvent(e)
 	}
+}
+
+// generate asks the model for the next answer, streamed unless NoStream
+// says otherwise.
+func (a *Agent) generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if !a.NoStream {
+		return a.Model.Generate(ctx, req, a.onDelta)
+	}
+	resp, err := a.Model.Generate(ctx, req, nil)
+	if err != nil || a.OnEvent == nil {
+		return resp, err
+	}
+	var reasoning strings.Builder
+	for _, r := range resp.Message.Reasoning {
+		reasoning.WriteString(r.Text)
+	}
+	for _, d := range []model.Delta{{Kind: model.DeltaReasoning, Text: reasoning.String()}, {Kind: model.DeltaText, Text: resp.Message.Text}} {
+		if d.Text != "" {
+			a.onDelta(d)
+		}
+	}
+	return resp, nil
 }
 
 func (a *Agent) onDelta(d model.Delta) {
@@ -193,10 +220,10 @@ func isTrue(b *bool) bool { return b != nil && *b }
 func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures map[string]int) ([]model.ToolResult, *model.ToolResult, error) {
 	results := make([]model.ToolResult, len(calls))
 	errs := make([]error, len(calls))
-	sem := make(chan struct{}, orDefault(a.Parallel, DefaultParallel))
+	var sem chan struct{} // made for the first calls that run at once
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if a.parallelSafe(calls[i].Name) {
+		if len(calls) > 1 && a.parallelSafe(calls[i].Name) {
 			for j < len(calls) && a.parallelSafe(calls[j].Name) {
 				j++
 			}
@@ -205,6 +232,8 @@ func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures m
 		if j == i+1 {
 			// One call: on this goroutine, whose stack has grown already.
 			results[i], errs[i] = a.runCall(ctx, calls[i])
+		} else if sem == nil {
+			sem = make(chan struct{}, orDefault(a.Parallel, DefaultParallel))
 		}
 		for k := i; k < j && j > i+1; k++ {
 			sem <- struct{}{}

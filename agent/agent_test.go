@@ -23,12 +23,14 @@ type script struct {
 	mu       sync.Mutex
 	answers  []model.Message
 	requests []*model.Request
+	streamed []bool // whether each request was streamed (had an onDelta)
 }
 
 func (s *script) Generate(_ context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, &model.Request{Messages: append([]model.Message(nil), req.Messages...), Tools: req.Tools})
+	s.streamed = append(s.streamed, onDelta != nil)
 	if len(s.answers) == 0 {
 		return nil, errors.New("the script has no more answers")
 	}
@@ -299,5 +301,45 @@ func TestEventsAndFinal(t *testing.T) {
 	}
 	if got := strings.Join(events, " "); got != "usage: tool_start:divide tool_end:divide answer:4" {
 		t.Errorf("events %s", got)
+	}
+}
+
+// TestNoStream: with NoStream the model is asked for whole answers, and
+// their reasoning and text still reach OnEvent, once each; by default
+// every request streams.
+func TestNoStream(t *testing.T) {
+	for _, noStream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoStream=%v", noStream), func(t *testing.T) {
+			var reg tool.Registry
+			if err := reg.Add(tool.Must(tool.New("div", "Divides.", func(_ context.Context, in divIn) (float64, error) { return in.A / in.B, nil }))); err != nil {
+				t.Fatal(err)
+			}
+			thinking := calls("div", `{"a":6,"b":3}`)
+			thinking.Text = "Dividing."
+			thinking.Reasoning = []model.Reasoning{{Source: "reasoning_content", Text: "a division"}}
+			s := &script{answers: []model.Message{thinking, answer("2")}}
+			var events []string
+			a := &agent.Agent{Model: s, Tools: &reg, NoStream: noStream, OnEvent: func(e agent.Event) {
+				if e.Type == agent.EventText || e.Type == agent.EventReasoning || e.Type == agent.EventAnswer {
+					events = append(events, string(e.Type)+":"+e.Text)
+				}
+			}}
+			res, err := a.Run(context.Background(), []model.Message{{Role: model.RoleUser, Text: "6/3?"}})
+			if err != nil || res.Answer != "2" {
+				t.Fatalf("answer %q, %v", res.Answer, err)
+			}
+			for i, streamed := range s.streamed {
+				if streamed == noStream {
+					t.Errorf("request %d streamed: %v, want %v", i, streamed, !noStream)
+				}
+			}
+			want := "text:Dividing.|text:2|answer:2" // the script streams text only
+			if noStream {
+				want = "reasoning:a division|text:Dividing.|text:2|answer:2"
+			}
+			if got := strings.Join(events, "|"); got != want {
+				t.Errorf("events %s, want %s", got, want)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -186,11 +187,12 @@ type Delta struct {
 // CheckArguments says what is wrong with tool call arguments that are not
 // a JSON object, or returns "": what an adapter puts in ToolCall.Invalid.
 func CheckArguments(args json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
+	if !json.Valid(args) {
+		var v any
+		err := json.Unmarshal(args, &v)
 		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
+	if v := bytes.TrimLeft(args, " \t\r\n"); v[0] != '{' {
 		return "the arguments must be a JSON object"
 	}
 	return ""

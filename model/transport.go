@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,19 +110,15 @@ func NewEndpoint(provider, base, defaultBase, path string, header http.Header, k
 	return &Endpoint{Provider: provider, URL: strings.TrimRight(base, "/") + path, Header: h}
 }
 
-// Generate posts payload as JSON and reads the answer: with whole when
-// onDelta is nil, else with stream, which hands deltas to onDelta and
-// reports whether it produced any (see Post). The request id is the one
-// the header named idHeader carries, when it does (what the provider's
-// support asks for), else the one the answer gave.
-func (e *Endpoint) Generate(ctx context.Context, payload any, onDelta func(Delta), idHeader string,
+// Generate posts body, a request in JSON, and reads the answer: with
+// whole when onDelta is nil, else with stream, which hands deltas to
+// onDelta and reports whether it produced any (see Post). The request id
+// is the one the header named idHeader carries, when it does (what the
+// provider's support asks for), else the one the answer gave.
+func (e *Endpoint) Generate(ctx context.Context, body []byte, onDelta func(Delta), idHeader string,
 	whole func(*http.Response) (*Response, error), stream func(*http.Response, func(Delta)) (*Response, bool, error)) (*Response, error) {
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encoding the request: %w", e.Provider, err)
-	}
 	var res *Response
-	err = e.Post(ctx, body, func(resp *http.Response) (bool, error) {
+	err := e.Post(ctx, body, func(resp *http.Response) (bool, error) {
 		var produced bool
 		var err error
 		if onDelta == nil {

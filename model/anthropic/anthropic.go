@@ -22,6 +22,7 @@ import (
 	"net/http"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
 // DefaultBaseURL is Anthropic's API host; requests go to BaseURL +
@@ -35,7 +36,10 @@ const Version = "2023-06-01"
 // requires a bound.
 const DefaultMaxTokens = 4096
 
-// Model is a model behind the Messages API.
+// Model is a model behind the Messages API. It keeps the encoding of the
+// messages of its last few conversations, so that each request encodes
+// only what is new since the one before; a Model must not be copied
+// after its first request.
 type Model struct {
 	// Name is the model's id ("claude-sonnet-4-5").
 	Name string
@@ -53,6 +57,11 @@ type Model struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+
+	// What was encoded of the conversations so far, to send again
+	// without encoding it again (see package wirecache).
+	messages wirecache.Messages[encoded]
+	envelope wirecache.Envelopes[settings]
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -64,7 +73,11 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "request-id", readResponse,
+	body, err := m.encode(req, onDelta != nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "request-id", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})
@@ -72,11 +85,15 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 
 // The wire format.
 
-type wireRequest struct {
-	Model       string          `json:"model"`
-	MaxTokens   int             `json:"max_tokens"`
-	System      string          `json:"system,omitempty"`
-	Messages    []wireMessage   `json:"messages"`
+// wireHead is the part of a request before the messages, wireRest the
+// part after.
+type wireHead struct {
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	System    string `json:"system,omitempty"`
+}
+
+type wireRest struct {
 	Tools       []wireTool      `json:"tools,omitempty"`
 	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
 	Thinking    *wireThinking   `json:"thinking,omitempty"`
@@ -98,11 +115,6 @@ type wireTool struct {
 type wireToolChoice struct {
 	Type string `json:"type"`
 	Name string `json:"name,omitempty"`
-}
-
-type wireMessage struct {
-	Role    string      `json:"role"`
-	Content []wireBlock `json:"content"`
 }
 
 // wireBlock is a content block of any type; which fields are set depends
@@ -143,19 +155,45 @@ func imageBlocks(imgs []model.Image) []wireBlock {
 	return out
 }
 
-func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
-	w := &wireRequest{Model: m.Name, MaxTokens: req.MaxTokens, System: req.System, Temperature: req.Temperature, Stream: stream}
-	if w.MaxTokens <= 0 {
-		w.MaxTokens = DefaultMaxTokens
+// settings is what a request's envelope is made from, but its tools.
+type settings struct {
+	name, system   string
+	maxTokens      int
+	thinkingBudget int
+	choice         model.ToolChoice
+	temperature    wirecache.Temperature
+	stream         bool
+}
+
+// encode writes the request body: the messages' encodings come from
+// m.messages, and the rest from m.envelope while it stays the same.
+func (m *Model) encode(req *model.Request, stream bool) ([]byte, error) {
+	env, err := m.envelope.Get(settings{m.Name, req.System, req.MaxTokens, m.ThinkingBudget, req.ToolChoice, wirecache.TemperatureOf(req.Temperature), stream},
+		req.Tools, func() (wirecache.Envelope, error) { return m.newEnvelope(req, stream) })
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
+	}
+	return joinMessages(env, msgs), nil
+}
+
+func (m *Model) newEnvelope(req *model.Request, stream bool) (wirecache.Envelope, error) {
+	var env wirecache.Envelope
+	h := wireHead{Model: m.Name, MaxTokens: req.MaxTokens, System: req.System}
+	w := wireRest{Temperature: req.Temperature, Stream: stream}
+	if h.MaxTokens <= 0 {
+		h.MaxTokens = DefaultMaxTokens
 	}
 	if m.ThinkingBudget > 0 {
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: m.ThinkingBudget}
-		if w.MaxTokens <= m.ThinkingBudget {
+		if h.MaxTokens <= m.ThinkingBudget {
 			// The budget is part of max_tokens, and must leave room.
-			w.MaxTokens = m.ThinkingBudget + DefaultMaxTokens
+			h.MaxTokens = m.ThinkingBudget + DefaultMaxTokens
 		}
 	}
-	w.Messages = wireMessages(req.Messages)
 	for _, t := range req.Tools {
 		schema := t.Parameters
 		if len(schema) == 0 {
@@ -174,88 +212,136 @@ func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
 			w.ToolChoice = &wireToolChoice{Type: "tool", Name: string(req.ToolChoice)}
 		}
 	}
-	return w
+	head, err := json.Marshal(h)
+	if err != nil {
+		return env, err
+	}
+	rest, err := json.Marshal(w)
+	if err != nil {
+		return env, err
+	}
+	env.Head = append(head[:len(head)-1], `,"messages":[`...)
+	env.Tail = wirecache.Tail(rest)
+	return env, nil
 }
 
 // emptyInput replays a call whose arguments were unusable.
 var emptyInput = json.RawMessage(`{}`)
 
-// wireMessages writes the conversation. The results of a turn's tool
-// calls go in one user message, tool_result blocks first, and a user
-// message next to them joins that message: the API wants roles to
-// alternate and the results to lead. The API takes no empty text blocks,
-// so none are sent.
-func wireMessages(msgs []model.Message) []wireMessage {
-	var out []wireMessage
-	add := func(role string, blocks []wireBlock) {
-		if len(blocks) == 0 {
-			return
+// encoded is a message's content blocks encoded, separated by commas,
+// and whose turn they belong to: the assistant's, or the user's (tool
+// results are the user's).
+type encoded struct {
+	assistant, results bool
+	blocks             []byte
+}
+
+// encodeMessage encodes the blocks of msgs[i]. The API takes no empty
+// text blocks, so none are made.
+func encodeMessage(msgs []model.Message, i int) (encoded, error) {
+	msg := &msgs[i]
+	var blocks []wireBlock
+	e := encoded{}
+	switch msg.Role {
+	case model.RoleTool:
+		e.results = true
+		for _, r := range msg.ToolResults {
+			b := wireBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
+			if r.Text != "" {
+				b.Content = append(b.Content, textBlock(r.Text))
+			}
+			b.Content = append(b.Content, imageBlocks(r.Images)...)
+			blocks = append(blocks, b)
 		}
-		if n := len(out); n > 0 && out[n-1].Role == role && role == "user" {
-			out[n-1].Content = append(out[n-1].Content, blocks...)
-			return
+	case model.RoleAssistant:
+		e.assistant = true
+		for _, r := range msg.Reasoning {
+			switch {
+			case r.Source != "" && r.Source != "thinking" && r.Source != "redacted_thinking":
+				// Reasoning of another provider: not Anthropic's to
+				// check, and it would fail the check.
+			case r.Redacted != "":
+				blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
+			case r.Signature != "":
+				blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
+			}
+			// Thinking without a signature would be rejected.
 		}
-		out = append(out, wireMessage{Role: role, Content: blocks})
-	}
-	for _, msg := range msgs {
-		switch msg.Role {
-		case model.RoleTool:
-			var blocks []wireBlock
-			for _, r := range msg.ToolResults {
-				b := wireBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
-				if r.Text != "" {
-					b.Content = append(b.Content, textBlock(r.Text))
-				}
-				b.Content = append(b.Content, imageBlocks(r.Images)...)
-				blocks = append(blocks, b)
+		if msg.Text != "" {
+			blocks = append(blocks, textBlock(msg.Text))
+		}
+		for _, c := range msg.ToolCalls {
+			input := c.Arguments
+			if c.Invalid != "" || len(input) == 0 {
+				input = emptyInput
 			}
-			n := len(out)
-			if n == 0 || out[n-1].Role != "user" {
-				add("user", blocks)
-				continue
-			}
-			// Join the user message before, after the results already
-			// in it and before anything else.
-			prev := out[n-1].Content
-			i := 0
-			for i < len(prev) && prev[i].Type == "tool_result" {
-				i++
-			}
-			out[n-1].Content = append(append(append([]wireBlock(nil), prev[:i]...), blocks...), prev[i:]...)
-		case model.RoleAssistant:
-			var blocks []wireBlock
-			for _, r := range msg.Reasoning {
-				switch {
-				case r.Source != "" && r.Source != "thinking" && r.Source != "redacted_thinking":
-					// Reasoning of another provider: not Anthropic's to
-					// check, and it would fail the check.
-				case r.Redacted != "":
-					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
-				case r.Signature != "":
-					blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
-				}
-				// Thinking without a signature would be rejected.
-			}
-			if msg.Text != "" {
-				blocks = append(blocks, textBlock(msg.Text))
-			}
-			for _, c := range msg.ToolCalls {
-				input := c.Arguments
-				if c.Invalid != "" || len(input) == 0 {
-					input = emptyInput
-				}
-				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
-			}
-			add("assistant", blocks)
-		default:
-			blocks := imageBlocks(msg.Images)
-			if msg.Text != "" {
-				blocks = append(blocks, textBlock(msg.Text))
-			}
-			add("user", blocks)
+			blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
+		}
+	default:
+		blocks = imageBlocks(msg.Images)
+		if msg.Text != "" {
+			blocks = append(blocks, textBlock(msg.Text))
 		}
 	}
-	return out
+	for j, b := range blocks {
+		eb, err := json.Marshal(b)
+		if err != nil {
+			return e, err
+		}
+		if j > 0 {
+			e.blocks = append(e.blocks, ',')
+		}
+		e.blocks = append(e.blocks, eb...)
+	}
+	return e, nil
+}
+
+// joinMessages writes the body: the envelope around the conversation.
+// The roles must alternate and the results of a turn's tool calls lead
+// the user's message: consecutive user and tool messages make one user
+// message, the results of all first. A message without blocks is left
+// out.
+func joinMessages(env wirecache.Envelope, msgs []encoded) []byte {
+	n := len(env.Head) + len(env.Tail)
+	for _, m := range msgs {
+		n += len(m.blocks) + 32
+	}
+	b := append(make([]byte, 0, n), env.Head...)
+	for i := 0; i < len(msgs); {
+		if len(msgs[i].blocks) == 0 {
+			i++
+			continue
+		}
+		if b[len(b)-1] != '[' {
+			b = append(b, ',')
+		}
+		if msgs[i].assistant {
+			b = append(b, `{"role":"assistant","content":[`...)
+			b = append(append(b, msgs[i].blocks...), "]}"...)
+			i++
+			continue
+		}
+		j := i
+		for j < len(msgs) && (!msgs[j].assistant || len(msgs[j].blocks) == 0) {
+			j++
+		}
+		b = append(b, `{"role":"user","content":[`...)
+		first := true
+		for _, results := range []bool{true, false} {
+			for _, m := range msgs[i:j] {
+				if len(m.blocks) > 0 && m.results == results {
+					if !first {
+						b = append(b, ',')
+					}
+					first = false
+					b = append(b, m.blocks...)
+				}
+			}
+		}
+		b = append(b, "]}"...)
+		i = j
+	}
+	return append(b, env.Tail...)
 }
 
 type wireUsage struct {

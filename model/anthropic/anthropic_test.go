@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -295,6 +296,23 @@ func TestToolChoice(t *testing.T) {
 			if string(body.ToolChoice) != tt.want {
 				t.Errorf("tool_choice %s, want %s", body.ToolChoice, tt.want)
 			}
+		})
+	}
+}
+
+// TestReuse: what the model keeps of a conversation between requests is
+// never sent once the history changed: each request is byte for byte a
+// new model's.
+func TestReuse(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			reply := wiretest.Reply{File: "text.json"}
+			if stream {
+				reply = wiretest.Reply{File: "stream_text.sse", Header: http.Header{"Content-Type": {"text/event-stream"}}}
+			}
+			srv := wiretest.NewServer(t, reply)
+			newModel := func() model.Model { return &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "k"} }
+			wiretest.CheckReuse(t, srv, newModel(), newModel, stream)
 		})
 	}
 }

@@ -43,13 +43,17 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
 // DefaultBaseURL is the Gemini API's host; requests go to BaseURL +
 // "/v1beta/models/{model}:generateContent".
 const DefaultBaseURL = "https://generativelanguage.googleapis.com"
 
-// Model is a model behind the Gemini API.
+// Model is a model behind the Gemini API. It keeps the encoding of the
+// messages of its last few conversations, so that each request encodes
+// only what is new since the one before; a Model must not be copied
+// after its first request.
 type Model struct {
 	// Name is the model's id ("gemini-2.5-pro"), without "models/".
 	Name string
@@ -64,6 +68,11 @@ type Model struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+
+	// What was encoded of the conversations so far, to send again
+	// without encoding it again (see package wirecache).
+	messages wirecache.Messages[encoded]
+	envelope wirecache.Envelopes[settings]
 }
 
 func (m *Model) endpoint(stream bool) *model.Endpoint {
@@ -81,7 +90,11 @@ func (m *Model) endpoint(stream bool) *model.Endpoint {
 // Generate sends the conversation to the API (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint(onDelta != nil)
-	return ep.Generate(ctx, m.wireRequest(req), onDelta, "", readResponse,
+	body, err := m.encode(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})
@@ -89,8 +102,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 
 // The wire format.
 
-type wireRequest struct {
-	Contents          []wireContent     `json:"contents"`
+// wireRest is the part of a request after the contents.
+type wireRest struct {
 	SystemInstruction *wireContent      `json:"systemInstruction,omitempty"`
 	Tools             []wireTool        `json:"tools,omitempty"`
 	ToolConfig        *wireToolConfig   `json:"toolConfig,omitempty"`
@@ -155,8 +168,32 @@ type wireFunctionResp struct {
 
 func text(s string) *string { return &s }
 
-func (m *Model) wireRequest(req *model.Request) *wireRequest {
-	w := &wireRequest{Contents: wireContents(req.Messages)}
+// settings is what a request's envelope is made from, but its tools.
+type settings struct {
+	system          string
+	maxTokens       int
+	temperature     wirecache.Temperature
+	includeThoughts bool
+	choice          model.ToolChoice
+}
+
+// encode writes the request body: the messages' encodings come from
+// m.messages, and the rest from m.envelope while it stays the same.
+func (m *Model) encode(req *model.Request) ([]byte, error) {
+	env, err := m.envelope.Get(settings{req.System, req.MaxTokens, wirecache.TemperatureOf(req.Temperature), m.IncludeThoughts, req.ToolChoice},
+		req.Tools, func() (wirecache.Envelope, error) { return m.newEnvelope(req) })
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
+	}
+	return joinContents(env, msgs), nil
+}
+
+func (m *Model) newEnvelope(req *model.Request) (wirecache.Envelope, error) {
+	var w wireRest
 	if req.System != "" {
 		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: text(req.System)}}}
 	}
@@ -188,92 +225,149 @@ func (m *Model) wireRequest(req *model.Request) *wireRequest {
 			w.ToolConfig = tc
 		}
 	}
-	return w
+	rest, err := json.Marshal(w)
+	if err != nil {
+		return wirecache.Envelope{}, err
+	}
+	return wirecache.Envelope{Head: []byte(`{"contents":[`), Tail: wirecache.Tail(rest)}, nil
 }
 
 // emptyArgs replays a call whose arguments were unusable.
 var emptyArgs = json.RawMessage(`{}`)
 
-// wireContents writes the conversation. Consecutive user turns (tool
-// results, then the user's words) are joined into one content.
-func wireContents(msgs []model.Message) []wireContent {
-	var out []wireContent
-	add := func(role string, parts []wirePart) {
-		if n := len(out); n > 0 && out[n-1].Role == role {
-			out[n-1].Parts = append(out[n-1].Parts, parts...)
-			return
+// encoded is a message's parts encoded, separated by commas, and the
+// role of the content they go in.
+type encoded struct {
+	role  string
+	parts []byte
+}
+
+// encodeMessage encodes the parts of msgs[i]. A tool result without a
+// name is paired by id, or else by its place, with the calls of the last
+// assistant message before it.
+func encodeMessage(msgs []model.Message, i int) (encoded, error) {
+	msg := &msgs[i]
+	var parts []wirePart
+	e := encoded{role: "user"}
+	switch msg.Role {
+	case model.RoleAssistant:
+		e.role = "model"
+		textSig := ""
+		for _, r := range msg.Reasoning {
+			// Only Gemini's own: another provider's signatures would
+			// fail Gemini's check.
+			switch {
+			case r.Source == "signature":
+				textSig = r.Signature
+			case r.Source == "thought" && (r.Text != "" || r.Signature != ""):
+				parts = append(parts, wirePart{Text: text(r.Text), Thought: true, ThoughtSignature: r.Signature})
+			}
 		}
-		out = append(out, wireContent{Role: role, Parts: parts})
-	}
-	var lastCalls []model.ToolCall
-	for _, msg := range msgs {
-		switch msg.Role {
-		case model.RoleAssistant:
-			var parts []wirePart
-			textSig := ""
-			for _, r := range msg.Reasoning {
-				// Only Gemini's own: another provider's signatures would
-				// fail Gemini's check.
-				switch {
-				case r.Source == "signature":
-					textSig = r.Signature
-				case r.Source == "thought" && (r.Text != "" || r.Signature != ""):
-					parts = append(parts, wirePart{Text: text(r.Text), Thought: true, ThoughtSignature: r.Signature})
-				}
+		if msg.Text != "" || textSig != "" {
+			parts = append(parts, wirePart{Text: text(msg.Text), ThoughtSignature: textSig})
+		}
+		for _, c := range msg.ToolCalls {
+			if c.Name == "" {
+				// A malformed call that named no function: its result
+				// goes back as text.
+				continue
 			}
-			if msg.Text != "" || textSig != "" {
-				parts = append(parts, wirePart{Text: text(msg.Text), ThoughtSignature: textSig})
+			args := c.Arguments
+			if c.Invalid != "" || len(args) == 0 {
+				args = emptyArgs
 			}
-			for _, c := range msg.ToolCalls {
-				if c.Name == "" {
-					// A malformed call that named no function: its result
-					// goes back as text.
-					continue
-				}
-				args := c.Arguments
-				if c.Invalid != "" || len(args) == 0 {
-					args = emptyArgs
-				}
-				parts = append(parts, wirePart{FunctionCall: &wireFunctionCall{ID: c.ID, Name: c.Name, Args: args}, ThoughtSignature: c.Signature})
+			parts = append(parts, wirePart{FunctionCall: &wireFunctionCall{ID: c.ID, Name: c.Name, Args: args}, ThoughtSignature: c.Signature})
+		}
+		if len(parts) == 0 {
+			parts = append(parts, wirePart{Text: text("")})
+		}
+	case model.RoleTool:
+		var lastCalls []model.ToolCall
+		for j := i - 1; j >= 0; j-- {
+			if msgs[j].Role == model.RoleAssistant {
+				lastCalls = msgs[j].ToolCalls
+				break
 			}
-			if len(parts) == 0 {
-				parts = append(parts, wirePart{Text: text("")})
+		}
+		for k, r := range msg.ToolResults {
+			name := r.Name
+			if name == "" {
+				name = callName(lastCalls, r.CallID, k)
 			}
-			lastCalls = msg.ToolCalls
-			add("model", parts)
-		case model.RoleTool:
-			var parts []wirePart
-			for i, r := range msg.ToolResults {
-				name := r.Name
-				if name == "" {
-					name = callName(lastCalls, r.CallID, i)
-				}
-				if name == "" {
-					parts = append(parts, wirePart{Text: text(r.Text)})
-					continue
-				}
-				resp := map[string]any{"output": r.Text}
-				if r.IsError {
-					resp = map[string]any{"error": r.Text}
-				}
-				parts = append(parts, wirePart{FunctionResponse: &wireFunctionResp{ID: r.CallID, Name: name, Response: resp}})
-				for _, img := range r.Images {
-					parts = append(parts, wirePart{InlineData: &wireBlob{MimeType: img.MimeType, Data: img.Data}})
-				}
+			if name == "" {
+				parts = append(parts, wirePart{Text: text(r.Text)})
+				continue
 			}
-			add("user", parts)
-		default:
-			var parts []wirePart
-			if msg.Text != "" || len(msg.Images) == 0 {
-				parts = append(parts, wirePart{Text: text(msg.Text)})
+			resp := map[string]any{"output": r.Text}
+			if r.IsError {
+				resp = map[string]any{"error": r.Text}
 			}
-			for _, img := range msg.Images {
+			parts = append(parts, wirePart{FunctionResponse: &wireFunctionResp{ID: r.CallID, Name: name, Response: resp}})
+			for _, img := range r.Images {
 				parts = append(parts, wirePart{InlineData: &wireBlob{MimeType: img.MimeType, Data: img.Data}})
 			}
-			add("user", parts)
+		}
+	default:
+		if msg.Text != "" || len(msg.Images) == 0 {
+			parts = append(parts, wirePart{Text: text(msg.Text)})
+		}
+		for _, img := range msg.Images {
+			parts = append(parts, wirePart{InlineData: &wireBlob{MimeType: img.MimeType, Data: img.Data}})
 		}
 	}
-	return out
+	for j, p := range parts {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return e, err
+		}
+		if j > 0 {
+			e.parts = append(e.parts, ',')
+		}
+		e.parts = append(e.parts, b...)
+	}
+	return e, nil
+}
+
+// joinContents writes the body: the envelope around the conversation,
+// whose consecutive messages of one role (tool results, then the user's
+// words) make one content.
+func joinContents(env wirecache.Envelope, msgs []encoded) []byte {
+	n := len(env.Head) + len(env.Tail)
+	for _, m := range msgs {
+		n += len(m.parts) + 32
+	}
+	b := append(make([]byte, 0, n), env.Head...)
+	for i := 0; i < len(msgs); {
+		j := i + 1
+		for j < len(msgs) && msgs[j].role == msgs[i].role {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, `{"role":"`...), msgs[i].role...), `","parts":`...)
+		first := true
+		for _, m := range msgs[i:j] {
+			if len(m.parts) == 0 {
+				continue
+			}
+			if first {
+				b = append(b, '[')
+			} else {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, m.parts...)
+		}
+		if first {
+			b = append(b, "null"...) // no parts at all
+		} else {
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+		i = j
+	}
+	return append(b, env.Tail...)
 }
 
 // callName finds the name of the call a result answers: by id, else by

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
 // DefaultHost is where Ollama listens unless OLLAMA_HOST says otherwise.
@@ -71,7 +72,10 @@ func HostURL(s string) string {
 	return u.String()
 }
 
-// Model is a model served by Ollama.
+// Model is a model served by Ollama. It keeps the encoding of the
+// messages of its last few conversations, so that each request encodes
+// only what is new since the one before; a Model must not be copied
+// after its first request.
 type Model struct {
 	// Name is the model's name ("qwen3", "llama3.2:3b").
 	Name string
@@ -86,6 +90,11 @@ type Model struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+
+	// What was encoded of the conversations so far, to send again
+	// without encoding it again (see package wirecache).
+	messages wirecache.Messages[[]byte]
+	envelope wirecache.Envelopes[settings]
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -97,7 +106,11 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "",
+	body, err := m.encode(req, onDelta != nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "",
 		func(resp *http.Response) (*model.Response, error) {
 			res, _, err := read(ep, resp, false, func(model.Delta) {})
 			return res, err
@@ -109,13 +122,12 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(m
 
 // The wire format.
 
-type wireRequest struct {
-	Model    string        `json:"model"`
-	Messages []wireMessage `json:"messages"`
-	Tools    []wireTool    `json:"tools,omitempty"`
-	Stream   bool          `json:"stream"`
-	Think    *bool         `json:"think,omitempty"`
-	Options  *wireOptions  `json:"options,omitempty"`
+// wireRest is the part of a request after the messages.
+type wireRest struct {
+	Tools   []wireTool   `json:"tools,omitempty"`
+	Stream  bool         `json:"stream"`
+	Think   *bool        `json:"think,omitempty"`
+	Options *wireOptions `json:"options,omitempty"`
 }
 
 type wireOptions struct {
@@ -151,60 +163,50 @@ type wireToolCall struct {
 	} `json:"function"`
 }
 
-func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
-	w := &wireRequest{Model: m.Name, Stream: stream, Think: m.Think}
+// settings is what a request's envelope is made from, but its tools.
+type settings struct {
+	name, system      string
+	stream            bool
+	think, thinkIsSet bool
+	maxTokens         int
+	temperature       wirecache.Temperature
+	noTools           bool
+}
+
+// encode writes the request body: the messages' encodings come from
+// m.messages, and the rest from m.envelope while it stays the same.
+func (m *Model) encode(req *model.Request, stream bool) ([]byte, error) {
+	s := settings{name: m.Name, system: req.System, stream: stream, thinkIsSet: m.Think != nil, maxTokens: req.MaxTokens,
+		temperature: wirecache.TemperatureOf(req.Temperature), noTools: req.ToolChoice == model.ToolChoiceNone}
+	if m.Think != nil {
+		s.think = *m.Think
+	}
+	env, err := m.envelope.Get(s, req.Tools, func() (wirecache.Envelope, error) { return m.newEnvelope(req, stream) })
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Join(env, msgs), nil
+}
+
+func (m *Model) newEnvelope(req *model.Request, stream bool) (wirecache.Envelope, error) {
+	var env wirecache.Envelope
+	name, err := json.Marshal(m.Name)
+	if err != nil {
+		return env, err
+	}
+	env.Head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
+	if req.System != "" {
+		if env.First, err = json.Marshal(wireMessage{Role: "system", Content: req.System}); err != nil {
+			return env, err
+		}
+	}
+	w := wireRest{Stream: stream, Think: m.Think}
 	if req.MaxTokens > 0 || req.Temperature != nil {
 		w.Options = &wireOptions{NumPredict: req.MaxTokens, Temperature: req.Temperature}
-	}
-	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
-	}
-	var lastCalls []model.ToolCall
-	for _, msg := range req.Messages {
-		switch msg.Role {
-		case model.RoleAssistant:
-			wm := wireMessage{Role: "assistant", Content: msg.Text}
-			for _, r := range msg.Reasoning {
-				wm.Thinking += r.Text
-			}
-			for _, c := range msg.ToolCalls {
-				var wc wireToolCall
-				wc.ID = c.ID
-				wc.Function.Name = c.Name
-				wc.Function.Arguments = c.Arguments
-				if c.Invalid != "" || len(c.Arguments) == 0 {
-					wc.Function.Arguments = json.RawMessage(`{}`)
-				}
-				wm.ToolCalls = append(wm.ToolCalls, wc)
-			}
-			lastCalls = msg.ToolCalls
-			w.Messages = append(w.Messages, wm)
-		case model.RoleTool:
-			for i, r := range msg.ToolResults {
-				name := r.Name
-				if name == "" {
-					for _, c := range lastCalls {
-						if c.ID == r.CallID {
-							name = c.Name
-						}
-					}
-					if name == "" && i < len(lastCalls) {
-						name = lastCalls[i].Name
-					}
-				}
-				wm := wireMessage{Role: "tool", Content: r.Text, ToolName: name, ToolCallID: r.CallID}
-				for _, img := range r.Images {
-					wm.Images = append(wm.Images, img.Data)
-				}
-				w.Messages = append(w.Messages, wm)
-			}
-		default:
-			wm := wireMessage{Role: "user", Content: msg.Text}
-			for _, img := range msg.Images {
-				wm.Images = append(wm.Images, img.Data)
-			}
-			w.Messages = append(w.Messages, wm)
-		}
 	}
 	for _, t := range req.Tools {
 		var wt wireTool
@@ -220,7 +222,83 @@ func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
 	if req.ToolChoice == model.ToolChoiceNone {
 		w.Tools = nil
 	}
-	return w
+	rest, err := json.Marshal(w)
+	if err != nil {
+		return env, err
+	}
+	env.Tail = wirecache.Tail(rest)
+	return env, nil
+}
+
+// encodeMessage encodes msgs[i]: the messages it makes (a tool message
+// makes one per result; none, without results), separated by commas. A
+// result without a tool name is paired by id, or else by its place, with
+// the calls of the last assistant message before it.
+func encodeMessage(msgs []model.Message, i int) ([]byte, error) {
+	msg := &msgs[i]
+	var out []wireMessage
+	switch msg.Role {
+	case model.RoleAssistant:
+		wm := wireMessage{Role: "assistant", Content: msg.Text}
+		for _, r := range msg.Reasoning {
+			wm.Thinking += r.Text
+		}
+		for _, c := range msg.ToolCalls {
+			var wc wireToolCall
+			wc.ID = c.ID
+			wc.Function.Name = c.Name
+			wc.Function.Arguments = c.Arguments
+			if c.Invalid != "" || len(c.Arguments) == 0 {
+				wc.Function.Arguments = json.RawMessage(`{}`)
+			}
+			wm.ToolCalls = append(wm.ToolCalls, wc)
+		}
+		out = append(out, wm)
+	case model.RoleTool:
+		var lastCalls []model.ToolCall
+		for j := i - 1; j >= 0; j-- {
+			if msgs[j].Role == model.RoleAssistant {
+				lastCalls = msgs[j].ToolCalls
+				break
+			}
+		}
+		for k, r := range msg.ToolResults {
+			name := r.Name
+			if name == "" {
+				for _, c := range lastCalls {
+					if c.ID == r.CallID {
+						name = c.Name
+					}
+				}
+				if name == "" && k < len(lastCalls) {
+					name = lastCalls[k].Name
+				}
+			}
+			wm := wireMessage{Role: "tool", Content: r.Text, ToolName: name, ToolCallID: r.CallID}
+			for _, img := range r.Images {
+				wm.Images = append(wm.Images, img.Data)
+			}
+			out = append(out, wm)
+		}
+	default:
+		wm := wireMessage{Role: "user", Content: msg.Text}
+		for _, img := range msg.Images {
+			wm.Images = append(wm.Images, img.Data)
+		}
+		out = append(out, wm)
+	}
+	var b []byte
+	for j, wm := range out {
+		eb, err := json.Marshal(wm)
+		if err != nil {
+			return nil, err
+		}
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, eb...)
+	}
+	return b, nil
 }
 
 type wireResponse struct {

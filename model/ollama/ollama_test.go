@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -252,5 +253,22 @@ func TestToolChoiceNone(t *testing.T) {
 		if len(body.Tools) != tt.tools {
 			t.Errorf("tool choice %q: %d tools sent, want %d", tt.choice, len(body.Tools), tt.tools)
 		}
+	}
+}
+
+// TestReuse: what the model keeps of a conversation between requests is
+// never sent once the history changed: each request is byte for byte a
+// new model's.
+func TestReuse(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			reply := wiretest.Reply{File: "text.json"}
+			if stream {
+				reply = wiretest.Reply{File: "stream_text.ndjson", Header: http.Header{"Content-Type": {"application/x-ndjson"}}}
+			}
+			srv := wiretest.NewServer(t, reply)
+			newModel := func() model.Model { return &ollama.Model{Name: "qwen3:8b", Host: srv.URL} }
+			wiretest.CheckReuse(t, srv, newModel(), newModel, stream)
+		})
 	}
 }

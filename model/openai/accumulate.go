@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
 )
 
@@ -27,8 +30,6 @@ type partialCall struct {
 	id, name string
 	rawArgs  []byte
 }
-
-func newAccumulator() *accumulator { return &accumulator{byIndex: map[int]*partialCall{}} }
 
 // content takes answer text, separating inline <think> reasoning.
 func (a *accumulator) content(s string, emit func(model.Delta)) {
@@ -69,34 +70,43 @@ func (a *accumulator) addReasoning(source, text string) {
 	a.thoughts = append(a.thoughts, model.Reasoning{Source: source, Text: text})
 }
 
-// reasoning takes the reasoning fields of a whole message.
-func (a *accumulator) reasoning(m wireMessage) { a.reasoningDelta(m, nil) }
-
-func (a *accumulator) reasoningDelta(m wireMessage, emit func(model.Delta)) {
-	for _, f := range []struct{ source, text string }{{"reasoning_content", m.ReasoningContent}, {"reasoning", m.Reasoning}} {
-		if f.text == "" {
-			continue
-		}
-		a.addReasoning(f.source, f.text)
-		if emit != nil {
-			emit(model.Delta{Kind: model.DeltaReasoning, Text: f.text})
-		}
+// reasoningText takes reasoning text sent in the field source.
+func (a *accumulator) reasoningText(source, text string, emit func(model.Delta)) {
+	if text == "" {
+		return
 	}
+	a.addReasoning(source, text)
+	if emit != nil {
+		emit(model.Delta{Kind: model.DeltaReasoning, Text: text})
+	}
+}
+
+// callPiece is a tool call, or a piece of one, as the server sent it.
+type callPiece struct {
+	index    int
+	hasIndex bool
+	id, name string
+	// args is the arguments' JSON: a string (the usual way) or an
+	// object.
+	args []byte
 }
 
 // toolCall takes a tool call or a piece of one. A piece starts a new call
 // when it names a new index, or carries an id unlike the current call's at
 // its index (Ollama sends parallel calls all at index 0); a piece without
 // an index (or with -1) continues the last call unless its id is new.
-func (a *accumulator) toolCall(tc wireToolCall) {
+func (a *accumulator) toolCall(tc *callPiece) {
 	var c *partialCall
-	newID := func(cur *partialCall) bool { return tc.ID != "" && cur.id != "" && tc.ID != cur.id }
+	newID := func(cur *partialCall) bool { return tc.id != "" && cur.id != "" && tc.id != cur.id }
 	switch {
-	case tc.Index != nil && *tc.Index >= 0:
-		c = a.byIndex[*tc.Index]
+	case tc.hasIndex && tc.index >= 0:
+		c = a.byIndex[tc.index]
 		if c == nil || newID(c) {
 			c = a.start()
-			a.byIndex[*tc.Index] = c
+			if a.byIndex == nil {
+				a.byIndex = map[int]*partialCall{}
+			}
+			a.byIndex[tc.index] = c
 		}
 	case a.last == nil || newID(a.last):
 		c = a.start()
@@ -104,13 +114,13 @@ func (a *accumulator) toolCall(tc wireToolCall) {
 		c = a.last
 	}
 	a.last = c
-	if tc.ID != "" {
-		c.id = tc.ID
+	if tc.id != "" {
+		c.id = tc.id
 	}
-	if tc.Function.Name != "" && c.name == "" {
-		c.name = tc.Function.Name
+	if tc.name != "" && c.name == "" {
+		c.name = tc.name
 	}
-	c.rawArgs = appendArgs(c.rawArgs, tc.Function.Arguments)
+	c.rawArgs = appendArgs(c.rawArgs, tc.args)
 }
 
 func (a *accumulator) start() *partialCall {
@@ -122,7 +132,7 @@ func (a *accumulator) start() *partialCall {
 // appendArgs appends a piece of arguments: the insides of a JSON string,
 // as written, or (from servers that send the arguments as an object, not a
 // string) the object's text, escaped as a string's insides would be.
-func appendArgs(dst []byte, piece json.RawMessage) []byte {
+func appendArgs(dst []byte, piece []byte) []byte {
 	if len(piece) == 0 || string(piece) == "null" {
 		return dst
 	}
@@ -145,16 +155,16 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		if call.ID == "" {
 			call.ID = model.NewCallID()
 		}
-		var args string
-		if err := json.Unmarshal(append(append([]byte{'"'}, c.rawArgs...), '"'), &args); err != nil {
+		args, err := unquote(c.rawArgs)
+		if err != nil {
 			call.Invalid = fmt.Sprintf("the arguments could not be read: %v", err)
 		}
-		call.Arguments = json.RawMessage(args)
+		call.Arguments = args
 		switch {
 		case call.Invalid != "":
 		case finish == "length":
 			call.Invalid = "the answer was cut off by the length limit before the call was complete"
-		case strings.TrimSpace(args) == "":
+		case len(bytes.TrimSpace(args)) == 0:
 			call.Arguments = json.RawMessage(`{}`)
 		default:
 			if msg := model.CheckArguments(call.Arguments); msg != "" {
@@ -174,4 +184,37 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		res.StopReason = model.StopEnd
 	}
 	return res
+}
+
+// unquote decodes the insides of a JSON string, as encoding/json does:
+// at once when its only escapes are \" and \\ (arguments are a JSON
+// object written as a string: its quotes are escaped), else with
+// jsonvalue.
+func unquote(raw []byte) ([]byte, error) {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' && i+1 < len(raw) && (raw[i+1] == '"' || raw[i+1] == '\\') {
+			i++
+			c = raw[i]
+		} else if c == '\\' || c == '"' || c < 0x20 {
+			return unquoteSlow(raw)
+		}
+		out = append(out, c)
+	}
+	if !utf8.Valid(out) {
+		return unquoteSlow(raw) // invalid UTF-8 becomes U+FFFD
+	}
+	return out, nil
+}
+
+func unquoteSlow(raw []byte) ([]byte, error) {
+	quoted := append(append(append(make([]byte, 0, len(raw)+2), '"'), raw...), '"')
+	if end, err := jsonvalue.Skip(quoted, 0); err != nil {
+		return nil, err
+	} else if end != len(quoted) {
+		return nil, fmt.Errorf("invalid character %q after the end of the string", quoted[end])
+	}
+	s, err := jsonvalue.String(quoted)
+	return []byte(s), err
 }

@@ -13,20 +13,24 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Model is a model behind a Chat Completions endpoint.
+// Model is a model behind a Chat Completions endpoint. It keeps the
+// encoding of the messages of its last few conversations, so that each
+// request encodes only what is new since the one before; a Model must
+// not be copied after its first request.
 type Model struct {
 	// Name is the model's id, as the server knows it.
 	Name string
@@ -42,6 +46,11 @@ type Model struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+
+	// What was encoded of the conversations so far, to send again
+	// without encoding it again (see package wirecache).
+	messages wirecache.Messages[[]byte]
+	envelope wirecache.Envelopes[settings]
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -61,40 +70,17 @@ func (m *Model) endpoint() *model.Endpoint {
 // Generate sends the conversation to the server (see model.Model).
 func (m *Model) Generate(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
 	ep := m.endpoint()
-	return ep.Generate(ctx, m.wireRequest(req, onDelta != nil), onDelta, "x-request-id", readResponse,
+	body, err := m.encode(req, onDelta != nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", ep.Provider, err)
+	}
+	return ep.Generate(ctx, body, onDelta, "x-request-id", readResponse,
 		func(resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 			return readStream(ep, resp, onDelta)
 		})
 }
 
 // The wire format.
-
-type wireMessage struct {
-	Role             string         `json:"role"`
-	Content          any            `json:"content"`
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	Reasoning        string         `json:"reasoning,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string         `json:"tool_call_id,omitempty"`
-}
-
-type wirePart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url,omitempty"`
-}
-
-type wireToolCall struct {
-	Index    *int   `json:"index,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Type     string `json:"type,omitempty"`
-	Function struct {
-		Name      string          `json:"name,omitempty"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-	} `json:"function"`
-}
 
 type wireTool struct {
 	Type     string `json:"type"`
@@ -105,9 +91,8 @@ type wireTool struct {
 	} `json:"function"`
 }
 
-type wireRequest struct {
-	Model         string         `json:"model"`
-	Messages      []wireMessage  `json:"messages"`
+// wireSettings is the part of a request after the messages.
+type wireSettings struct {
 	Tools         []wireTool     `json:"tools,omitempty"`
 	ToolChoice    any            `json:"tool_choice,omitempty"`
 	Stream        bool           `json:"stream,omitempty"`
@@ -116,16 +101,44 @@ type wireRequest struct {
 	Temperature   *float64       `json:"temperature,omitempty"`
 }
 
-func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
-	w := &wireRequest{Model: m.Name, Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
+// settings is what a request's envelope is made from, but its tools.
+type settings struct {
+	name, system string
+	choice       model.ToolChoice
+	stream       bool
+	maxTokens    int
+	temperature  wirecache.Temperature
+}
+
+// encode writes the request body: the messages' encodings come from
+// m.messages, and the rest from m.envelope while it stays the same.
+func (m *Model) encode(req *model.Request, stream bool) ([]byte, error) {
+	env, err := m.envelope.Get(settings{m.Name, req.System, req.ToolChoice, stream, req.MaxTokens, wirecache.TemperatureOf(req.Temperature)},
+		req.Tools, func() (wirecache.Envelope, error) { return m.newEnvelope(req, stream) })
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := m.messages.Encode(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Join(env, msgs), nil
+}
+
+func (m *Model) newEnvelope(req *model.Request, stream bool) (wirecache.Envelope, error) {
+	var env wirecache.Envelope
+	name, err := json.Marshal(m.Name)
+	if err != nil {
+		return env, err
+	}
+	env.Head = append(append([]byte(`{"model":`), name...), `,"messages":[`...)
+	if req.System != "" {
+		env.First = jsonvalue.AppendString([]byte(`{"role":"system","content":`), req.System)
+		env.First = append(env.First, '}')
+	}
+	w := wireSettings{Stream: stream, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
 	if stream {
 		w.StreamOptions = map[string]any{"include_usage": true}
-	}
-	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
-	}
-	for _, msg := range req.Messages {
-		w.Messages = append(w.Messages, wireMessages(msg)...)
 	}
 	for _, t := range req.Tools {
 		var wt wireTool
@@ -145,73 +158,131 @@ func (m *Model) wireRequest(req *model.Request, stream bool) *wireRequest {
 			w.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": string(req.ToolChoice)}}
 		}
 	}
-	return w
+	rest, err := json.Marshal(w)
+	if err != nil {
+		return env, err
+	}
+	env.Tail = wirecache.Tail(rest)
+	return env, nil
 }
 
-// emptyArgs replays a call whose arguments were unusable.
-var emptyArgs = json.RawMessage(`"{}"`)
-
-// wireMessages writes one message: a tool message becomes one message per
-// result.
-func wireMessages(msg model.Message) []wireMessage {
+// encodeMessage encodes msgs[i]: the wire messages it makes (a tool
+// message makes one per result; none, without results), separated by
+// commas. Strings are written as encoding/json writes them.
+func encodeMessage(msgs []model.Message, i int) ([]byte, error) {
+	msg := &msgs[i]
+	b := make([]byte, 0, encodedSize(msg))
 	switch msg.Role {
 	case model.RoleTool:
-		out := make([]wireMessage, 0, len(msg.ToolResults))
-		for _, r := range msg.ToolResults {
-			out = append(out, wireMessage{Role: "tool", ToolCallID: r.CallID, Content: r.Text})
+		for j, r := range msg.ToolResults {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":"tool","content":`...)
+			b = jsonvalue.AppendString(b, r.Text)
+			if r.CallID != "" {
+				b = append(b, `,"tool_call_id":`...)
+				b = jsonvalue.AppendString(b, r.CallID)
+			}
+			b = append(b, '}')
 		}
-		return out
 	case model.RoleAssistant:
-		w := wireMessage{Role: "assistant"}
+		b = append(b, `{"role":"assistant","content":`...)
 		if msg.Text != "" || len(msg.ToolCalls) == 0 {
-			w.Content = msg.Text
+			b = jsonvalue.AppendString(b, msg.Text)
+		} else {
+			b = append(b, "null"...)
 		}
-		for _, r := range msg.Reasoning {
-			switch r.Source {
-			case "reasoning":
-				w.Reasoning += r.Text
-			case "reasoning_content":
-				w.ReasoningContent += r.Text
+		// Reasoning goes back in the field it came in.
+		for _, source := range []string{"reasoning_content", "reasoning"} {
+			var text strings.Builder
+			for _, r := range msg.Reasoning {
+				if r.Source == source {
+					text.WriteString(r.Text)
+				}
+			}
+			if text.Len() > 0 {
+				b = append(append(append(b, `,"`...), source...), `":`...)
+				b = jsonvalue.AppendString(b, text.String())
 			}
 		}
-		for _, c := range msg.ToolCalls {
-			var wc wireToolCall
-			wc.ID, wc.Type = c.ID, "function"
-			wc.Function.Name = c.Name
-			if c.Invalid != "" {
-				wc.Function.Arguments = emptyArgs
+		for j, c := range msg.ToolCalls {
+			if j == 0 {
+				b = append(b, `,"tool_calls":[`...)
 			} else {
-				b, _ := json.Marshal(string(c.Arguments))
-				wc.Function.Arguments = b
+				b = append(b, ',')
 			}
-			w.ToolCalls = append(w.ToolCalls, wc)
+			b = append(b, '{')
+			if c.ID != "" {
+				b = append(b, `"id":`...)
+				b = append(jsonvalue.AppendString(b, c.ID), ',')
+			}
+			b = append(b, `"type":"function","function":{`...)
+			if c.Name != "" {
+				b = append(b, `"name":`...)
+				b = append(jsonvalue.AppendString(b, c.Name), ',')
+			}
+			// The arguments go as a string of JSON; unusable ones as {}.
+			b = append(b, `"arguments":`...)
+			if c.Invalid != "" {
+				b = append(b, `"{}"`...)
+			} else {
+				b = jsonvalue.AppendString(b, string(c.Arguments))
+			}
+			b = append(b, "}}"...)
 		}
-		return []wireMessage{w}
+		if len(msg.ToolCalls) > 0 {
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	default:
+		b = append(b, `{"role":"user","content":`...)
+		if len(msg.Images) == 0 {
+			b = jsonvalue.AppendString(b, msg.Text)
+		} else {
+			b = append(b, `[{"type":"text"`...)
+			if msg.Text != "" {
+				b = append(b, `,"text":`...)
+				b = jsonvalue.AppendString(b, msg.Text)
+			}
+			b = append(b, '}')
+			for _, img := range msg.Images {
+				b = append(b, `,{"type":"image_url","image_url":{"url":`...)
+				b = jsonvalue.AppendString(b, "data:"+img.MimeType+";base64,"+img.Data)
+				b = append(b, "}}"...)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
 	}
-	if len(msg.Images) == 0 {
-		return []wireMessage{{Role: "user", Content: msg.Text}}
-	}
-	parts := []wirePart{{Type: "text", Text: msg.Text}}
-	for _, img := range msg.Images {
-		p := wirePart{Type: "image_url"}
-		p.ImageURL = &struct {
-			URL string `json:"url"`
-		}{"data:" + img.MimeType + ";base64," + img.Data}
-		parts = append(parts, p)
-	}
-	return []wireMessage{{Role: "user", Content: parts}}
+	return b, nil
 }
 
+// encodedSize guesses the size of a message encoded: its strings, with
+// room for some escapes, and the JSON around them.
+func encodedSize(msg *model.Message) int {
+	n := 64 + len(msg.Text)
+	for _, r := range msg.Reasoning {
+		n += len(r.Text)
+	}
+	for _, c := range msg.ToolCalls {
+		n += 64 + len(c.ID) + len(c.Name) + len(c.Arguments)*5/4
+	}
+	for _, r := range msg.ToolResults {
+		n += 48 + len(r.CallID) + len(r.Text)
+	}
+	for _, img := range msg.Images {
+		n += 64 + len(img.MimeType) + len(img.Data)
+	}
+	return n + n/16
+}
+
+// wireUsage is what is read of an answer's usage.
 type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptTokens, CompletionTokens int
+	PromptCacheHitTokens           int // DeepSeek
+	cachedTokens                   int // prompt_tokens_details.cached_tokens
+	reasoningTokens                int // completion_tokens_details.reasoning_tokens
 }
 
 func (u *wireUsage) usage() model.Usage {
@@ -219,125 +290,9 @@ func (u *wireUsage) usage() model.Usage {
 		return model.Usage{}
 	}
 	out := model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedTokens: u.PromptCacheHitTokens}
-	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
-		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	if u.cachedTokens > 0 {
+		out.CachedTokens = u.cachedTokens
 	}
-	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
-	}
+	out.ReasoningTokens = u.reasoningTokens
 	return out
-}
-
-type wireResponse struct {
-	ID      string `json:"id"`
-	Choices []struct {
-		Message      wireMessage `json:"message"`
-		Delta        wireMessage `json:"delta"`
-		FinishReason *string     `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *wireUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// readResponse reads a non-streamed answer.
-func readResponse(resp *http.Response) (*model.Response, error) {
-	var w wireResponse
-	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
-	}
-	if len(w.Choices) == 0 {
-		return nil, fmt.Errorf("the answer has no choices")
-	}
-	c := w.Choices[0]
-	acc := newAccumulator()
-	acc.content(contentText(c.Message.Content), nil)
-	acc.reasoning(c.Message)
-	for i, tc := range c.Message.ToolCalls {
-		if tc.Index == nil {
-			tc.Index = &i
-		}
-		acc.toolCall(tc)
-	}
-	finish := ""
-	if c.FinishReason != nil {
-		finish = *c.FinishReason
-	}
-	res := acc.response(finish, w.Usage.usage())
-	res.RequestID = w.ID
-	return res, nil
-}
-
-// contentText reads a message's content: a string, or text parts.
-func contentText(v any) string {
-	switch c := v.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, p := range c {
-			if m, ok := p.(map[string]any); ok {
-				if t, ok := m["text"].(string); ok {
-					b.WriteString(t)
-				}
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
-
-// readStream reads a streamed answer, handing text to onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
-	acc := newAccumulator()
-	produced := false
-	finish := ""
-	var usage model.Usage
-	id := ""
-	emit := func(d model.Delta) {
-		if d.Text != "" {
-			produced = true
-			onDelta(d)
-		}
-	}
-	done := false
-	err := model.ReadSSE(resp.Body, func(_ string, data []byte) error {
-		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-			done = true
-			return nil
-		}
-		var w wireResponse
-		if err := json.Unmarshal(data, &w); err != nil {
-			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)
-		}
-		if len(w.Error) > 0 && string(w.Error) != "null" {
-			return model.StreamError(ep.Provider, ep.URL, data)
-		}
-		if w.ID != "" {
-			id = w.ID
-		}
-		if w.Usage != nil {
-			usage = w.Usage.usage()
-		}
-		for _, c := range w.Choices {
-			acc.reasoningDelta(c.Delta, emit)
-			acc.content(contentText(c.Delta.Content), emit)
-			for _, tc := range c.Delta.ToolCalls {
-				acc.toolCall(tc)
-			}
-			if c.FinishReason != nil && *c.FinishReason != "" {
-				finish = *c.FinishReason
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, produced, err
-	}
-	if !done && finish == "" {
-		return nil, produced, fmt.Errorf("the stream ended before the answer did")
-	}
-	acc.flush(emit)
-	res := acc.response(finish, usage)
-	res.RequestID = id
-	return res, produced, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/wiretest"
 	"github.com/toolwire/toolwire/model/openai"
 )
 
@@ -212,5 +214,22 @@ func TestStreamErrors(t *testing.T) {
 	}
 	if len(s.bodies) != 1 {
 		t.Errorf("%d requests: a stream that produced output was retried", len(s.bodies))
+	}
+}
+
+// TestReuse: what the model keeps of a conversation between requests is
+// never sent once the history changed: each request is byte for byte a
+// new model's.
+func TestReuse(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			reply := wiretest.Reply{File: "whole_response.json"}
+			if stream {
+				reply = wiretest.Reply{File: "empty_tool_calls_every_delta.sse", Header: http.Header{"Content-Type": {"text/event-stream"}}}
+			}
+			srv := wiretest.NewServer(t, reply)
+			newModel := func() model.Model { return &openai.Model{Name: "m", BaseURL: srv.URL + "/v1", APIKey: "k"} }
+			wiretest.CheckReuse(t, srv, newModel(), newModel, stream)
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 
@@ -242,4 +243,72 @@ func Exchange(t testing.TB, srv *Server, m model.Model, req *model.Request, stre
 		t.Fatalf("%d requests, want 1", len(reqs))
 	}
 	return reqs[0]
+}
+
+// CheckReuse holds a conversation with m (which sends its requests to
+// srv) whose history grows, is cut and is edited in place between turns,
+// as a caller may do, and checks that each request's body is byte for
+// byte the one a new model (fresh(), sending to srv too) sends for the
+// same history: an adapter that keeps what it encoded for the next turn
+// must never send what a message was before it changed.
+func CheckReuse(t *testing.T, srv *Server, m model.Model, fresh func() model.Model, stream bool) {
+	t.Helper()
+	h := []model.Message{
+		{Role: model.RoleUser, Text: "Weather in Oslo and Lyon?", Images: []model.Image{{MimeType: "image/png", Data: "iVBORw0KGgo="}}},
+		{Role: model.RoleAssistant, Text: "Checking.", Reasoning: []model.Reasoning{
+			{Source: "thinking", Text: "Two calls.", Signature: "EqQBCgIYAhIM1gbc"},
+			{Source: "reasoning_content", Text: "Two calls."},
+			{Source: "thought", Text: "Two calls.", Signature: "CiQB0e2K"},
+		}, ToolCalls: []model.ToolCall{
+			{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
+			{ID: "call_2", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Lyon"}`)},
+		}},
+		// Results without names: adapters that need one take the call's.
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "call_1", Text: "-3°C, snow"}, {CallID: "call_2", Text: "12°C, rain"}}},
+	}
+	steps := []struct {
+		name string
+		edit func(h []model.Message) []model.Message
+	}{
+		{"first turn", func(h []model.Message) []model.Message { return h }},
+		{"the same history again", func(h []model.Message) []model.Message { return h }},
+		{"a turn more", func(h []model.Message) []model.Message {
+			return append(h,
+				model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "call_3", Name: "get_time", Arguments: json.RawMessage(`{}`)}}},
+				model.Message{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "call_3", Name: "get_time", Text: "noon"}}},
+				model.Message{Role: model.RoleUser, Text: "And tomorrow?"})
+		}},
+		{"a result's text edited in place", func(h []model.Message) []model.Message { h[2].ToolResults[0].Text = "-5°C, snow"; return h }},
+		{"arguments edited in place", func(h []model.Message) []model.Message {
+			copy(h[1].ToolCalls[1].Arguments[9:], "Rome")
+			return h
+		}},
+		{"a call renamed: its result is named after it", func(h []model.Message) []model.Message { h[1].ToolCalls[0].Name = "get_forecast"; return h }},
+		{"a call marked invalid", func(h []model.Message) []model.Message { h[3].ToolCalls[0].Invalid = "cut off"; return h }},
+		{"the user's text edited in place", func(h []model.Message) []model.Message { h[0].Text = "Weather in Oslo and Rome?"; return h }},
+		{"a turn removed", func(h []model.Message) []model.Message { return slices.Delete(h, 3, 5) }},
+		{"the last message dropped", func(h []model.Message) []model.Message { return h[:len(h)-1] }},
+	}
+	var onDelta func(model.Delta)
+	if stream {
+		onDelta = func(model.Delta) {}
+	}
+	for _, st := range steps {
+		h = st.edit(h)
+		req := &model.Request{System: "Be brief.", Messages: h, MaxTokens: 100}
+		n := len(srv.Requests())
+		if _, err := m.Generate(context.Background(), req, onDelta); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if _, err := fresh().Generate(context.Background(), req, onDelta); err != nil {
+			t.Fatalf("%s, a new model: %v", st.name, err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != n+2 {
+			t.Fatalf("%s: %d requests, want 2", st.name, len(reqs)-n)
+		}
+		if got, want := reqs[n].Body, reqs[n+1].Body; !bytes.Equal(got, want) {
+			t.Errorf("%s: the request is\n%s\nwant (a new model's)\n%s", st.name, got, want)
+		}
+	}
 }

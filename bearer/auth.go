@@ -243,8 +243,9 @@ func writeError(w http.ResponseWriter, status int, code, desc string) {
 const maxDescription = 300
 
 // headerText makes s fit an error_description (RFC 6750 section 3: %x20-21
-// / %x23-5B / %x5D-7E): other characters become '?', quotes and
-// backslashes '\'', and it is cut to maxDescription bytes.
+// / %x23-5B / %x5D-7E): quotes and backslashes become apostrophes, other
+// characters outside it question marks, and it is cut to maxDescription
+// bytes.
 func headerText(s string) string {
 	b := []byte(s[:min(len(s), maxDescription)])
 	for i, c := range b {

@@ -384,11 +384,7 @@ func (ks *keySet) refresh(ctx context.Context, seen uint64) error {
 	return nil
 }
 
-// fetch reads the key set and keeps its usable keys: public signature
-// keys (RSA of 2048 bits or more, EC, Ed25519) whose "alg", if any, is
-// an accepted one. Keys of other types (symmetric "oct" keys above all)
-// and for other uses are left out, as RFC 7517 section 5 advises for
-// keys not understood; a set with no usable key is an error.
+// fetch reads the key set and keeps its usable keys (see usableKeys).
 func (ks *keySet) fetch(ctx context.Context) ([]publicKey, error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
@@ -396,8 +392,21 @@ func (ks *keySet) fetch(ctx context.Context) ([]publicKey, error) {
 	if _, err := getJSON(ctx, ks.client, ks.url, &set); err != nil {
 		return nil, fmt.Errorf("key set: %w", err)
 	}
+	keys := usableKeys(set.Keys)
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("key set %s has no usable key (public RSA, EC or Ed25519 signature keys)", ks.url)
+	}
+	return keys, nil
+}
+
+// usableKeys returns the usable keys of a key set: public signature keys
+// (RSA of 2048 bits or more, EC, Ed25519) whose "alg", if any, is an
+// accepted one. Keys of other types (symmetric "oct" keys above all),
+// for other uses or malformed are left out, as RFC 7517 section 5
+// advises for keys not understood.
+func usableKeys(set []json.RawMessage) []publicKey {
 	var keys []publicKey
-	for _, raw := range set.Keys {
+	for _, raw := range set {
 		var jwk jose.JSONWebKey
 		if json.Unmarshal(raw, &jwk) != nil || !jwk.Valid() || (jwk.Use != "" && jwk.Use != "sig") {
 			continue
@@ -421,8 +430,5 @@ func (ks *keySet) fetch(ctx context.Context) ([]publicKey, error) {
 		}
 		keys = append(keys, publicKey{id: jwk.KeyID, alg: jwk.Algorithm, key: pub})
 	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("key set %s has no usable key (public RSA, EC or Ed25519 signature keys)", ks.url)
-	}
-	return keys, nil
+	return keys
 }

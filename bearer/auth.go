@@ -269,11 +269,10 @@ var errNoToken = errors.New("no bearer token")
 // MaxTokenSize (unread), and another error for a malformed header.
 func bearerToken(h http.Header) (string, error) {
 	values := h.Values("Authorization")
-	switch len(values) {
-	case 0:
+	if len(values) == 0 {
 		return "", errNoToken
-	case 1:
-	default:
+	}
+	if len(values) > 1 {
 		return "", fmt.Errorf("%d Authorization headers: send one", len(values))
 	}
 	v := values[0]

@@ -2,6 +2,8 @@ package bearer_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+
 	"github.com/toolwire/toolwire/bearer"
+	"github.com/toolwire/toolwire/internal/testas"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -49,6 +54,11 @@ func TestRequire(t *testing.T) {
 	alice := as.Token(t, "alice", nil)
 	const md = `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
 	aliceID := (&bearer.Info{Issuer: as.URL, Subject: "alice"}).CallerID()
+	otherKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownKey := testas.SignWith(t, jose.SigningKey{Algorithm: jose.RS256, Key: otherKey}, "unknown", as.Claims("alice", nil))
 
 	tests := []struct {
 		name      string
@@ -72,6 +82,7 @@ func TestRequire(t *testing.T) {
 		{"expired", []string{"Bearer " + as.Token(t, "alice", map[string]any{"exp": time.Now().Add(-time.Hour).Unix()})}, 401, `…error="invalid_token", error_description="invalid token: expired at`},
 		{"another audience", []string{"Bearer " + as.Token(t, "alice", map[string]any{"aud": "https://other.example.com"})}, 401, `…error="invalid_token", error_description="invalid token: issued for another audience`},
 		{"garbage", []string{"Bearer abc"}, 401, `…error="invalid_token"`},
+		{"unknown key, quoted in the description", []string{"Bearer " + unknownKey}, 401, `…error="invalid_token", error_description="invalid token: signed with key 'unknown' (RS256), which issuer`},
 		{"without the scope", []string{"Bearer " + as.Token(t, "alice", map[string]any{"scope": "other"})}, 403, `Bearer ` + md + `, scope="mcp", error="insufficient_scope", error_description="this server needs scope mcp"`},
 	}
 	for _, tt := range tests {
@@ -109,6 +120,31 @@ func TestRequire(t *testing.T) {
 				t.Errorf("the request carried %v, want caller %s", who, aliceID)
 			}
 		})
+	}
+}
+
+// acceptAll is a Verifier that accepts every token.
+type acceptAll struct{}
+
+func (acceptAll) Verify(context.Context, string) (*bearer.Info, error) {
+	return &bearer.Info{Issuer: "https://auth.example.com", Subject: "anyone", Scopes: []string{"mcp"}}, nil
+}
+
+// TestRequireTokenSize: the middleware refuses a token longer than
+// MaxTokenSize itself, whatever its Verifier would say.
+func TestRequireTokenSize(t *testing.T) {
+	a := newAuth(t, acceptAll{}, "https://auth.example.com")
+	for _, tt := range []struct {
+		size   int
+		status int
+	}{{bearer.MaxTokenSize, 200}, {bearer.MaxTokenSize + 1, 401}} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+strings.Repeat("a", tt.size))
+		w := httptest.NewRecorder()
+		a.Require(whoami).ServeHTTP(w, r)
+		if w.Code != tt.status || tt.status == 401 && !strings.Contains(w.Header().Get("WWW-Authenticate"), `error="invalid_token", error_description="invalid token: longer than 8192 bytes"`) {
+			t.Errorf("a token of %d bytes: %d %q", tt.size, w.Code, w.Header().Get("WWW-Authenticate"))
+		}
 	}
 }
 

@@ -276,6 +276,7 @@ func TestJWTKeySets(t *testing.T) {
 		{"key with alg none", []jose.JSONWebKey{{Key: &rsaKey.PublicKey, KeyID: "k", Algorithm: "none"}, {Key: &ecKey.PublicKey, KeyID: "e", Algorithm: "ES256"}}, jose.SigningKey{Algorithm: jose.RS256, Key: rsaKey}, "does not publish"},
 		{"key for encryption", []jose.JSONWebKey{{Key: &rsaKey.PublicKey, KeyID: "k", Use: "enc"}, {Key: &ecKey.PublicKey, KeyID: "e", Algorithm: "ES256"}}, jose.SigningKey{Algorithm: jose.RS256, Key: rsaKey}, "does not publish"},
 		{"short RSA key", []jose.JSONWebKey{{Key: &short.PublicKey, KeyID: "k"}, {Key: &ecKey.PublicKey, KeyID: "e", Algorithm: "ES256"}}, jose.SigningKey{Algorithm: jose.RS256, Key: short}, "does not publish"},
+		{"only a key with alg none", []jose.JSONWebKey{{Key: &rsaKey.PublicKey, KeyID: "k", Algorithm: "none"}}, jose.SigningKey{}, "unusable"},
 		{"only unusable keys", []jose.JSONWebKey{{Key: secret, KeyID: "k"}, {Key: &short.PublicKey, KeyID: "s"}}, jose.SigningKey{}, "unusable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -234,10 +234,11 @@ func TestAuthSessionBinding(t *testing.T) {
 }
 
 // TestAuthSSEBinding: an HTTP+SSE session is bound to the user who
-// opened its stream: another user's POSTs to it find no session.
+// opened its stream: another user's POSTs to it find no session. A call
+// POSTed without the scopes of its tool is refused (403).
 func TestAuthSSEBinding(t *testing.T) {
 	srv := newServer(t, whoamiTool())
-	s := startAuthHTTP(t, srv, nil)
+	s := startAuthHTTP(t, srv, map[string][]string{"whoami": {"identity"}})
 	base := strings.TrimSuffix(s.url, "/mcp")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -260,6 +261,12 @@ func TestAuthSSEBinding(t *testing.T) {
 	}
 	if status, _, body := rawPost(t, endpoint, initLegacy, s.token(t, "alice", nil)); status != http.StatusAccepted {
 		t.Errorf("alice's POST to her stream: %d %s", status, body)
+	}
+	if status, h, body := rawPost(t, endpoint, callWhoami, s.token(t, "alice", nil)); status != http.StatusForbidden || !strings.Contains(h.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+		t.Errorf("alice's call of whoami without its scope: %d %q %s", status, h.Get("WWW-Authenticate"), body)
+	}
+	if status, _, body := rawPost(t, endpoint, callWhoami, s.token(t, "alice", map[string]any{"scope": "mcp identity"})); status != http.StatusAccepted {
+		t.Errorf("alice's call of whoami with its scope: %d %s", status, body)
 	}
 }
 

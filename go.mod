@@ -46,6 +46,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0
+	golang.org/x/oauth2 v0.38.0
 )
 
 // The data toolset (DuckDB, cgo) and the Redis handle store are modules of

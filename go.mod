@@ -21,7 +21,6 @@ require (
 	github.com/duckdb/duckdb-go-bindings/lib/linux-arm64 v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/windows-amd64 v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go/v2 v2.10506.0 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-json v0.10.5 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
@@ -43,6 +42,7 @@ require (
 )
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0

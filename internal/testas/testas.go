@@ -89,9 +89,10 @@ func New(t testing.TB, aud string) *Server {
 		}
 		writeJSON(w, answer)
 	})
-	ts := httptest.NewServer(mux)
+	ts := httptest.NewUnstartedServer(mux)
+	s.URL = "http://" + ts.Listener.Addr().String() // before any request reads it
+	ts.Start()
 	t.Cleanup(ts.Close)
-	s.URL = ts.URL
 	return s
 }
 

@@ -12,7 +12,7 @@ import (
 
 // An MCP server over HTTP that requires access tokens from an
 // authorization server: every request needs scope "mcp", and a call of
-// the tool "save" needs "files:write" too. Tools know who calls
+// the tool "whoami" needs "profile" too. Tools know who calls
 // (tool.CallerFrom, bearer.InfoFrom).
 func Example() {
 	ctx := context.Background()
@@ -27,7 +27,7 @@ func Example() {
 		Resource:             "https://mcp.example.com/mcp",
 		AuthorizationServers: []string{"https://auth.example.com"},
 		Scopes:               []string{"mcp"},
-		ToolScopes:           map[string][]string{"save": {"files:write"}},
+		ToolScopes:           map[string][]string{"whoami": {"profile"}},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -214,9 +214,9 @@ func TestFileStoreAtomic(t *testing.T) {
 func TestFileStoreDamaged(t *testing.T) {
 	ctx := context.Background()
 	for name, body := range map[string]string{
-		"truncated": `{"version":1,"grants":{"https://a":{"access_token":"` + testAccess,
+		"truncated":  `{"version":1,"grants":{"https://a":{"access_token":"` + testAccess,
 		"wrong type": `{"version":1,"grants":{"https://a":{"access_token":["` + testAccess + `"]}}}`,
-		"garbage":   testAccess,
+		"garbage":    testAccess,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "tokens.json")

@@ -24,7 +24,6 @@ require (
 	github.com/duckdb/duckdb-go/v2 v2.10506.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/goccy/go-json v0.10.5 // indirect
-	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
@@ -32,7 +31,6 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.25 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
-	github.com/zalando/go-keyring v0.2.8 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
@@ -45,9 +43,11 @@ require (
 )
 
 require (
+	github.com/godbus/dbus/v5 v5.2.2
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0
+	github.com/zalando/go-keyring v0.2.8
 )
 
 // The data toolset (DuckDB, cgo) and the Redis handle store are modules of

@@ -59,8 +59,13 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, fmt.Errorf("config %s has no servers under \"mcpServers\" (see toolwire help config)", cfg.Path)
 	}
+	store, err := tokenStore()
+	if err != nil {
+		return nil, err
+	}
 	h := host.New(cfg)
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
+	h.Tokens, h.LoginCommand = store, o.loginCommand()
 	s := &session{Host: h, cache: newNameCache(cfg.Path)}
 	switch {
 	case o.g.verbose:

@@ -43,11 +43,13 @@ require (
 )
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/godbus/dbus/v5 v5.2.2
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0
 	github.com/zalando/go-keyring v0.2.8
+	golang.org/x/oauth2 v0.38.0
 )
 
 // The data toolset (DuckDB, cgo) and the Redis handle store are modules of

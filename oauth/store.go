@@ -41,6 +41,15 @@ type Grant struct {
 	// Subject names the user the tokens were issued to, when known (an ID
 	// token's sub, or what the authorization server said), for display.
 	Subject string `json:"subject,omitempty"`
+	// TokenEndpoint and AuthMethod (the token endpoint auth method:
+	// client_secret_basic, client_secret_post, none or private_key_jwt)
+	// say where and how the tokens are refreshed.
+	TokenEndpoint string `json:"token_endpoint,omitempty"`
+	AuthMethod    string `json:"token_endpoint_auth_method,omitempty"`
+	// ResourceIndicator is the resource the tokens were asked for (RFC
+	// 8707): the one the server's metadata names, Resource or a URL above
+	// it; empty means Resource.
+	ResourceIndicator string `json:"resource_indicator,omitempty"`
 }
 
 // Store keeps grants, one per resource. Implementations must be safe for

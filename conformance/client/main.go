@@ -9,6 +9,12 @@
 // in MCP_CONFORMANCE_PROTOCOL_VERSION. It does what the scenario asks with
 // toolwire's public mcp.Client API only, then exits: 0 on success, 1 with
 // the reason on stderr otherwise. See conformance/CLIENT_SCENARIOS.md.
+//
+// Every scenario runs through an oauth.Config's Transport, which stays out
+// of the way of servers that ask for no authorization. For the auth/
+// scenarios the login is headless: the mock authorization server redirects
+// at once, so the client GETs the authorization URL without following the
+// redirect and hands its Location back as the authorization response.
 package main
 
 import (
@@ -17,14 +23,26 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // runTimeout stays under the suite's default 30 s per scenario.
 const runTimeout = 25 * time.Second
+
+// The auth scenarios' fixed client metadata: the redirect URI (nothing
+// listens there: see authorizeHeadless) and the Client ID Metadata
+// Document URL the suite's authorization servers accept without fetching.
+const (
+	redirectURL       = "http://localhost:3000/callback"
+	clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+)
 
 func main() {
 	if len(os.Args) < 2 {
@@ -62,6 +80,11 @@ func scenario(name string) func(ctx context.Context, s *mcp.ClientSession) error
 	case "json-schema-2020-12-preservation":
 		return schemaEcho
 	}
+	if strings.HasPrefix(name, "auth/") {
+		// Lists, then calls: two requests after the login, which the
+		// step-up and authorization-server-migration scenarios need.
+		return callTool("test-tool", `{}`)
+	}
 	// initialize, request-metadata, json-schema-ref-no-deref, ...
 	return listTools
 }
@@ -83,13 +106,78 @@ func run(ctx context.Context, logger *slog.Logger, url, name, version string) er
 	if version != "" && !mcp.IsModern(version) {
 		c.ProtocolVersion = version
 	}
-	s, err := c.Connect(ctx, &mcp.HTTPTransport{URL: url})
+	auth, err := authConfig(url, name)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: auth.Transport(nil)}
+	s, err := c.Connect(ctx, &mcp.HTTPTransport{URL: url, HTTPClient: hc})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	logger.Info("connected", "scenario", name, "version", s.ProtocolVersion(), "server", s.ServerInfo().Name)
 	return scenario(name)(ctx, s)
+}
+
+// conformanceContext is what MCP_CONFORMANCE_CONTEXT carries for the auth
+// scenarios that need credentials.
+type conformanceContext struct {
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+}
+
+// authConfig returns how the client authorizes to the server at url in
+// scenario name: a pre-registered client or client credentials from the
+// context where the scenario gives them, else a client of the
+// authorization code flow (its Client ID Metadata Document where the
+// authorization server supports one, else Dynamic Client Registration).
+func authConfig(url, name string) (*oauth.Config, error) {
+	cfg := &oauth.Config{
+		Resource:          url,
+		ClientName:        "toolwire-conformance-client",
+		ClientMetadataURL: clientMetadataURL,
+		RedirectURL:       redirectURL,
+		Authorize:         authorizeHeadless,
+	}
+	var sc conformanceContext
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			return nil, fmt.Errorf("reading MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	switch name {
+	case "auth/pre-registration":
+		cfg.ClientID, cfg.ClientSecret = sc.ClientID, sc.ClientSecret
+	case "auth/client-credentials-basic":
+		cfg.ClientCredentials = &oauth.ClientCredentials{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret}
+	case "auth/client-credentials-jwt":
+		cfg.ClientCredentials = &oauth.ClientCredentials{ClientID: sc.ClientID, PrivateKeyPEM: sc.PrivateKeyPEM, Alg: sc.SigningAlgorithm}
+	}
+	return cfg, nil
+}
+
+// authorizeHeadless stands in for the user agent: it GETs the
+// authorization URL without following the redirect and returns where the
+// authorization server sends it.
+func authorizeHeadless(ctx context.Context, authURL string) (*url.URL, error) {
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, fmt.Errorf("the authorization endpoint answered HTTP %d without a redirect", resp.StatusCode)
+	}
+	return loc, nil
 }
 
 // elicit accepts with the schema's defaults (filled in by mcp.Client) and

@@ -41,11 +41,18 @@ type KeyringStore struct {
 	mu sync.Mutex
 }
 
-// indexEntry is what the index keeps of a grant: GrantInfo and the token
-// type, nothing secret.
+// indexEntry is what the index keeps of a grant: all but its secrets,
+// and whether a refresh token is kept.
 type indexEntry struct {
-	GrantInfo
-	TokenType string `json:"token_type,omitempty"`
+	Grant
+	Refreshable bool `json:"refreshable,omitempty"`
+}
+
+// info is what may be shown of the entry's grant.
+func (e *indexEntry) info() GrantInfo {
+	gi := e.Grant.Info()
+	gi.Refreshable = e.Refreshable
+	return gi
 }
 
 type indexData struct {
@@ -93,11 +100,9 @@ func (s *KeyringStore) Load(ctx context.Context, resource string) (*Grant, error
 	if err := json.Unmarshal([]byte(raw), &sec); err != nil {
 		return nil, fmt.Errorf("the OS keyring's item for %s is damaged (%s): %w", resource, jsonErrorPlace(err), ErrNoGrant)
 	}
-	return &Grant{
-		Resource: resource, Issuer: e.Issuer, ClientID: e.ClientID, ClientSecret: sec.ClientSecret,
-		AccessToken: sec.AccessToken, RefreshToken: sec.RefreshToken, TokenType: e.TokenType,
-		Expiry: e.Expiry, Scopes: append([]string(nil), e.Scopes...), Subject: e.Subject,
-	}, nil
+	g := e.Grant
+	g.AccessToken, g.RefreshToken, g.ClientSecret = sec.AccessToken, sec.RefreshToken, sec.ClientSecret
+	return &g, nil
 }
 
 // Save implements Store: the secrets go to the keyring, the rest to the
@@ -128,7 +133,10 @@ func (s *KeyringStore) Save(ctx context.Context, g *Grant) error {
 			}
 		}
 	}
-	idx.Grants[g.Resource] = &indexEntry{GrantInfo: g.Info(), TokenType: g.TokenType}
+	e := &indexEntry{Grant: *g, Refreshable: g.RefreshToken != ""}
+	e.Scopes = append([]string(nil), g.Scopes...)
+	e.AccessToken, e.RefreshToken, e.ClientSecret = "", "", ""
+	idx.Grants[g.Resource] = e
 	return s.writeIndex(idx)
 }
 
@@ -164,7 +172,7 @@ func (s *KeyringStore) List(_ context.Context) ([]GrantInfo, error) {
 	}
 	out := make([]GrantInfo, 0, len(idx.Grants))
 	for _, e := range idx.Grants {
-		out = append(out, e.GrantInfo)
+		out = append(out, e.info())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -145,4 +146,47 @@ func TestNewUserStoreBadBackend(t *testing.T) {
 	if _, err := NewUserStore(t.TempDir(), "x", "vault"); err == nil || !strings.Contains(err.Error(), "use keyring or file") {
 		t.Errorf("NewUserStore(vault): %v", err)
 	}
+}
+
+// fullGrant is a grant with every field set, each string field to a value
+// of its own: a field a store forgets shows as a difference.
+func fullGrant(t *testing.T) *Grant {
+	g := testGrant("https://mcp.example.com/mcp")
+	v := reflect.ValueOf(g).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.String && f.String() == "" {
+			f.SetString("value-of-" + v.Type().Field(i).Name)
+		}
+		if f.IsZero() {
+			t.Fatalf("fullGrant leaves %s unset: teach it the field's type", v.Type().Field(i).Name)
+		}
+	}
+	return g
+}
+
+// TestStoresKeepEveryField: every store gives back every field of a
+// grant, and the keyring's index holds none of its secrets.
+func TestStoresKeepEveryField(t *testing.T) {
+	ctx := context.Background()
+	keyring.MockInit()
+	dir := t.TempDir()
+	us, _ := NewUserStore(filepath.Join(dir, "user"), "toolwire-test", BackendAuto)
+	stores := map[string]Store{
+		"file":    &FileStore{Path: filepath.Join(dir, "tokens.json")},
+		"keyring": &KeyringStore{Service: "toolwire-test", Index: filepath.Join(dir, "index.json")},
+		"user":    us,
+	}
+	for name, s := range stores {
+		want := fullGrant(t)
+		if err := s.Save(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Load(ctx, want.Resource)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Load gave %+v (%v), want %+v", name, got, err, want)
+		}
+	}
+	idx, _ := os.ReadFile(filepath.Join(dir, "index.json"))
+	noSecrets(t, "the index", string(idx))
 }

@@ -26,6 +26,9 @@ mkdir "$tree"
 # (uncommitted edits included; files deleted but not yet staged left out).
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
   perl -0 -ne 'chomp; print "$_\0" if -f $_' | tar --null -T - -cf -) | tar -xf - -C "$tree"
+# The git-ignored .cache (the pinned Node peers, the Hydra binary) is not
+# copied but linked, so that the tests that use them run rather than skip.
+if [ -d "$root/.cache" ]; then ln -s "$root/.cache" "$tree/.cache"; fi
 
 dirty=
 if [ -n "$(cd "$root" && git status --porcelain --untracked-files=normal)" ]; then dirty=" with uncommitted changes"; fi

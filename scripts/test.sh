@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: installs the pinned npm peers the tests run
 # against (Node 22 with npx, the TypeScript SDK, reference servers) into
-# .cache, then runs every Go test with the race detector. Extra arguments go
-# to go test.
+# .cache, builds Ory Hydra there, then runs every Go test with the race
+# detector. Extra arguments go to go test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -10,6 +10,9 @@ nodebin=$(./scripts/install-test-deps.sh | tail -n 1)
 export PATH="$nodebin:$PATH"
 # Tests that need Node fail instead of skipping when it is missing.
 export TOOLWIRE_REQUIRE_NODE=1
+# Ory Hydra, the authorization server of the OAuth tests
+# (internal/testhydra), built once into .cache/bin.
+./scripts/install-hydra.sh >/dev/null
 go vet ./...
 # Go's test cache skips packages whose code and inputs did not change; CI
 # (CI=true) runs everything fresh.

@@ -63,11 +63,15 @@ type conn struct {
 	wg        sync.WaitGroup // requests served on their own goroutine
 
 	// detached, when set, is what a request's context derives from in
-	// place of the context it is served in: that context's values without
-	// its cancellation. It is set for a connection that close ends
-	// whenever that context ends (a legacy HTTP session), so that close
-	// ends each request itself and a request need not register with the
-	// long-lived context (a lock and a map entry there per request).
+	// place of the context it is served in: the session's context's
+	// values without its cancellation. It is set for a connection that
+	// close ends whenever that context ends (a legacy HTTP session), so
+	// that close ends each request itself and a request need not
+	// register with the long-lived context (a lock and a map entry there
+	// per request). The context a request is served in then gives it
+	// only its values, before the session's: those of the HTTP request it
+	// came in (the caller's current credentials, as the program's HTTP
+	// middleware stored them).
 	detached context.Context
 	closed   bool // close ran; guarded by mu
 }
@@ -111,6 +115,10 @@ type request struct {
 
 	// caller is what Server.Caller said; nil when it is not set.
 	caller *tool.Caller
+	// values, when set, are looked up before the request's context's
+	// own: the HTTP request's, for a request of a legacy session (see
+	// conn.detached).
+	values context.Context
 
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
@@ -159,7 +167,8 @@ func (r *request) responseParts() *responseParts {
 type requestKey struct{}
 
 // Value returns the request for requestKey, and its caller for
-// tool.CallerKey; other keys are the connection context's.
+// tool.CallerKey; other keys are the values of the HTTP request it came
+// in (in a legacy session), then the connection context's.
 func (r *request) Value(key any) any {
 	switch key {
 	case requestKey{}:
@@ -168,10 +177,20 @@ func (r *request) Value(key any) any {
 		if r.caller != nil {
 			return *r.caller
 		}
-		if v := r.Context.Value(key); v != nil {
+		if v := r.value(key); v != nil {
 			return v // the embedding program's
 		}
 		return r.defaultCaller()
+	}
+	return r.value(key)
+}
+
+// value looks key up in values, then in the request's context.
+func (r *request) value(key any) any {
+	if r.values != nil {
+		if v := r.values.Value(key); v != nil {
+			return v
+		}
 	}
 	return r.Context.Value(key)
 }
@@ -334,7 +353,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 
 	parent := ctx
 	if c.detached != nil {
-		parent = c.detached
+		parent, req.values = c.detached, ctx
 	}
 	req.Context, req.cancel = context.WithCancelCause(parent)
 	defer req.cancel(nil)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -75,6 +76,13 @@ type HTTPHandler struct {
 	// Retry-After; no live session is evicted for it: sessions ended with
 	// DELETE and sessions expired free their slots.
 	MaxSessions int
+	// Authorize, when set, decides whether each request a POST carries may
+	// be served, once it is decoded: method is its JSON-RPC method and
+	// name the tool, prompt or resource it names ("" for other methods).
+	// To refuse, it answers the HTTP request itself (such as 403 with a
+	// WWW-Authenticate challenge) and returns false. bearer.Auth's
+	// Authorize checks the scopes a tool needs.
+	Authorize func(w http.ResponseWriter, r *http.Request, method, name string) bool
 
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
@@ -87,7 +95,11 @@ func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
 
 // httpSession is a legacy session: its connection state and its streams.
 type httpSession struct {
-	id         string
+	id string
+	// owner is the caller that opened the session, as the program's HTTP
+	// middleware named it (tool.WithCaller; "" for none): the session
+	// serves no other.
+	owner      string
 	conn       *conn
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -301,13 +313,16 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
+	if h.Authorize != nil && msg.IsRequest() && !h.Authorize(w, r, msg.Method, requestSubject(s, msg)) {
+		return
+	}
 	// The request's one reading of the clock: the session's last use, and
 	// the start of its timeout and of its response's write deadline.
 	start := time.Now()
 
 	// A legacy session?
 	if sid := r.Header.Get(HeaderSessionID); sid != "" && msg.Method != MethodInitialize {
-		sess := h.session(sid, start)
+		sess := h.session(sid, r, start)
 		if sess == nil {
 			if msg.IsRequest() && isModernBody(msg) {
 				// A modern client ignores sessions; so do we.
@@ -371,8 +386,9 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 	ps.prime = sess.conn.version >= Version20251125 // resumable streams came with 2025-11-25
 	sess.conn.mu.Unlock()
 	// In legacy sessions a dropped connection is not a cancellation: the
-	// request runs on in the session's context.
-	h.serve(sess.ctx, r, ps, sess.conn, msg)
+	// request runs on in the session's context (conn.detached), with the
+	// values of its HTTP request.
+	h.serve(r.Context(), r, ps, sess.conn, msg)
 }
 
 // modern serves one stateless request.
@@ -639,7 +655,7 @@ func (h *HTTPHandler) newSession(r *http.Request, now time.Time) *httpSession {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	sess := &httpSession{id: hex.EncodeToString(b), ctx: ctx, cancel: cancel, lastUsed: now, events: newEventLog()}
+	sess := &httpSession{id: hex.EncodeToString(b), owner: callerID(r.Context()), ctx: ctx, cancel: cancel, lastUsed: now, events: newEventLog()}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
 	sess.conn.session = sess.id
@@ -693,15 +709,50 @@ func (h *HTTPHandler) expire(s *httpSession) {
 	s.end()
 }
 
-// session returns the open session id, recording its use at now, or nil.
-func (h *HTTPHandler) session(id string, now time.Time) *httpSession {
+// session returns the open session id, recording its use by r at now,
+// or nil. A session is bound to the caller that opened it: for another
+// caller (another user's token) it does not exist.
+func (h *HTTPHandler) session(id string, r *http.Request, now time.Time) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.sessions[id]
-	if s != nil {
-		s.lastUsed = now
+	if s == nil || s.owner != callerID(r.Context()) {
+		return nil
 	}
+	s.lastUsed = now
 	return s
+}
+
+// callerID is the ID of the caller ctx carries (tool.WithCaller), "" for
+// none.
+func callerID(ctx context.Context) string {
+	c, _ := tool.CallerFrom(ctx)
+	return c.ID
+}
+
+// requestSubject returns the tool, prompt or resource a request names,
+// read as its method's handler reads it: the name of tools/call and
+// prompts/get, the uri of resources/read; "" for other methods, or
+// params that do not say.
+func requestSubject(s *Server, msg *jsonrpc.Message) string {
+	switch msg.Method {
+	case MethodToolsCall:
+		var p CallToolParams
+		if len(msg.Params) > 0 && msg.Params[0] == '{' && p.readParams(msg.Params, s) == nil {
+			return p.Name
+		}
+	case MethodPromptsGet:
+		var p GetPromptParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			return p.Name
+		}
+	case MethodResourcesRead:
+		var p ReadResourceParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			return p.URI
+		}
+	}
+	return ""
 }
 
 func (s *httpSession) end() {
@@ -730,7 +781,12 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	s := h.sessions[sid]
-	delete(h.sessions, sid)
+	if s != nil && s.owner != callerID(r.Context()) {
+		s = nil // another caller's: it does not exist for this one
+	}
+	if s != nil {
+		delete(h.sessions, sid)
+	}
 	h.mu.Unlock()
 	if s == nil {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found", sid))
@@ -753,7 +809,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream"))
 		return
 	}
-	sess := h.session(sid, time.Now())
+	sess := h.session(sid, r, time.Now())
 	if sess == nil {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session %q not found (it ended or expired): send initialize to start a new session", sid))
 		return

@@ -8,7 +8,11 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"time"
+
+	"github.com/toolwire/toolwire/bearer"
 )
 
 // Timeouts of the net/http server NewHTTPServer configures. A request's
@@ -52,9 +56,15 @@ type HTTPConfig struct {
 	// endpoint, as HTTPHandler's fields of the same names.
 	AllowedHosts   []string
 	AllowedOrigins []string
-	// Middleware, when not nil, wraps the endpoints (a request log, an
-	// authentication check).
+	// Middleware, when not nil, wraps the endpoints (a request log).
 	Middleware func(http.Handler) http.Handler
+	// Auth, when not nil, requires a bearer token on the MCP endpoints
+	// (its Require), checks the scopes of each call (its Authorize), and
+	// serves the Protected Resource Metadata (its Metadata) at
+	// /.well-known/oauth-protected-resource, followed by /mcp, or by the
+	// path of the resource's URL, or by nothing. Callers are then the
+	// tokens' users; see package bearer.
+	Auth *bearer.Auth
 	// MaxSessions caps the legacy sessions open at once, as
 	// HTTPHandler.MaxSessions; zero means DefaultMaxSessions.
 	MaxSessions int
@@ -73,22 +83,40 @@ type HTTPConfig struct {
 
 // NewHTTPEndpoints returns the HTTP server `toolwire serve --http` runs
 // for s: Streamable HTTP at /mcp and the deprecated HTTP+SSE transport at
-// /sse and /message, with cfg's allow lists, on a net/http server
-// configured as NewHTTPServer does, with cfg's bounds. Call end once the
-// server has stopped, to end the legacy sessions.
+// /sse and /message, with cfg's allow lists and authorization, on a
+// net/http server configured as NewHTTPServer does, with cfg's bounds.
+// Call end once the server has stopped, to end the legacy sessions.
 func NewHTTPEndpoints(s *Server, cfg HTTPConfig) (hs *http.Server, end func()) {
 	h := &HTTPHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, MaxSessions: cfg.MaxSessions, SessionIdleTimeout: cfg.SessionIdleTimeout}
 	sse := &SSEHandler{Server: s, AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/sse", sse)
-	mux.Handle("/message", sse)
+	if a := cfg.Auth; a != nil {
+		h.Authorize, sse.Authorize = a.Authorize, a.Authorize
+		mux.Handle("/mcp", a.Require(h))
+		mux.Handle("/sse", a.Require(sse))
+		mux.Handle("/message", a.Require(sse))
+		md := a.Metadata()
+		paths := []string{metadataPath, metadataPath + "/mcp"}
+		if u, err := url.Parse(a.MetadataURL()); err == nil && !slices.Contains(paths, u.Path) {
+			paths = append(paths, u.Path)
+		}
+		for _, p := range paths {
+			mux.Handle(p, md)
+		}
+	} else {
+		mux.Handle("/mcp", h)
+		mux.Handle("/sse", sse)
+		mux.Handle("/message", sse)
+	}
 	var handler http.Handler = mux
 	if cfg.Middleware != nil {
 		handler = cfg.Middleware(mux)
 	}
 	return cfg.server(handler), h.Close
 }
+
+// metadataPath is where Protected Resource Metadata is (RFC 9728).
+const metadataPath = "/.well-known/oauth-protected-resource"
 
 // server returns the net/http server for h with c's bounds and log.
 func (c HTTPConfig) server(h http.Handler) *http.Server {

@@ -29,6 +29,8 @@ type SSEHandler struct {
 	// AllowedHosts and AllowedOrigins work as in HTTPHandler.
 	AllowedHosts   []string
 	AllowedOrigins []string
+	// Authorize works as in HTTPHandler, for each request POSTed.
+	Authorize func(w http.ResponseWriter, r *http.Request, method, name string) bool
 
 	mu       sync.Mutex
 	sessions map[string]*sseSession
@@ -37,7 +39,8 @@ type SSEHandler struct {
 type sseSession struct {
 	conn *conn
 	out  *sseSender
-	ctx  context.Context // the event stream's: requests end with it
+	// owner is the caller that opened the stream (see httpSession.owner).
+	owner string
 }
 
 // sseSender writes every message of a session to its one event stream.
@@ -80,8 +83,11 @@ func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(b)
 	sw := startHeldSSE(w)
 	out := &sseSender{w: sw}
-	sess := &sseSession{conn: newConn(h.Server, out), out: out, ctx: r.Context()}
+	sess := &sseSession{conn: newConn(h.Server, out), out: out, owner: callerID(r.Context())}
 	sess.conn.session = id
+	// Requests end with the stream (the deferred close ends them), and
+	// see the values of the POST that carried them.
+	sess.conn.detached = context.WithoutCancel(r.Context())
 	h.Server.track(sess.conn)
 	h.mu.Lock()
 	if h.sessions == nil {
@@ -119,6 +125,9 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	sess := h.sessions[id]
 	h.mu.Unlock()
+	if sess != nil && sess.owner != callerID(r.Context()) {
+		sess = nil // another caller's: it does not exist for this one
+	}
 	if sess == nil {
 		http.Error(w, fmt.Sprintf("session %q not found: open the event stream with GET first and POST to the endpoint it names", id), http.StatusNotFound)
 		return
@@ -136,6 +145,9 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if h.Authorize != nil && msg.IsRequest() && !h.Authorize(w, r, msg.Method, requestSubject(h.Server, msg)) {
+		return
+	}
 	w.WriteHeader(http.StatusAccepted)
-	sess.conn.receive(sess.ctx, msg, sess.out, true)
+	sess.conn.receive(r.Context(), msg, sess.out, true)
 }

@@ -110,8 +110,10 @@ type Server struct {
 	// The default caller is the legacy session or stdio connection
 	// ("session:…"), else, for a 2026-07-28 HTTP request, a digest of its
 	// Authorization header ("token:…"), else anonymous; a caller that the
-	// context the server runs in already carries (tool.WithCaller) comes
-	// first.
+	// context the server runs in already carries (tool.WithCaller, as
+	// bearer.Auth's middleware sets the user of a verified token) comes
+	// first. A legacy HTTP session is bound to the caller that opened it:
+	// a request carrying another caller finds no such session.
 	Caller func(ctx context.Context, req RequestInfo) tool.Caller
 	// MaxStreams bounds the SSE streams held open between requests, over
 	// every HTTP handler serving this server (default DefaultMaxStreams):

@@ -9,14 +9,17 @@ import "context"
 // in-process host sets it with WithCaller. Tools read it with CallerFrom.
 type Caller struct {
 	// ID is stable across a caller's calls and differs between callers:
-	// "session:…" for a legacy MCP session, "token:…" for a 2026-07-28
-	// request carrying credentials (a digest of them, never the
-	// credentials), or what the embedding program chose. Empty means
-	// anonymous: a caller that cannot be told apart from other anonymous
-	// callers.
+	// "user:…" for the user of a verified OAuth access token (a digest
+	// of its issuer and subject: see bearer.Info.CallerID), "session:…"
+	// for a legacy MCP session, "token:…" for a 2026-07-28 request
+	// carrying credentials the server does not verify (a digest of them,
+	// never the credentials), or what the embedding program chose. Empty
+	// means anonymous: a caller that cannot be told apart from other
+	// anonymous callers.
 	ID string
-	// Client names the client program as it introduced itself (MCP
-	// clientInfo), for display and logs; it proves nothing.
+	// Client names the client program: the OAuth client id of a verified
+	// token, else the name and version it introduced itself with (MCP
+	// clientInfo), which prove nothing; for display and logs.
 	Client string
 }
 

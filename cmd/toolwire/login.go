@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/spf13/cobra"
 
 	"github.com/toolwire/toolwire/host"
@@ -193,6 +195,13 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 	if err != nil {
 		return fmt.Errorf("login to %s failed: %w", sc.Name, err)
 	}
+	if g.Subject == "" {
+		if g.Subject = tokenSubject(g.AccessToken); g.Subject != "" {
+			if err := store.Save(ctx, g); err != nil {
+				return err
+			}
+		}
+	}
 	where, err := store.Where(ctx)
 	if err != nil {
 		return err
@@ -202,6 +211,25 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 		fmt.Fprintf(stderr, "toolwire: the tokens are kept %s\n", where)
 	}
 	return nil
+}
+
+// tokenSubject is the "sub" of an access token that is a JWT, read
+// without verifying it: only to show whom the login is for, when the
+// authorization server said nothing else. The token came straight from
+// the token endpoint; the MCP server verifies it.
+func tokenSubject(accessToken string) string {
+	tok, err := jwt.ParseSigned(accessToken, []jose.SignatureAlgorithm{
+		jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+		jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+	})
+	if err != nil {
+		return ""
+	}
+	var claims jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&claims); err != nil {
+		return ""
+	}
+	return claims.Subject
 }
 
 // describeGrant says who a grant is for and until when, for a line that

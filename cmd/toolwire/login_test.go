@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/toolwire/toolwire/bearer"
+	"github.com/toolwire/toolwire/internal/testhydra"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/toolsets/calc"
+)
+
+// testBrowser is the $BROWSER of the login tests: the test binary run
+// with TOOLWIRE_TEST_BROWSER set to an address of the test process, to
+// which it hands the URL it was asked to open; the test process then
+// plays the user in the browser (testhydra's Visit: Hydra's login and
+// consent, then the redirect to toolwire's listener).
+func testBrowser(to string, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "test browser: want one URL, got %q\n", args)
+		return 2
+	}
+	resp, err := http.Post(to, "text/plain", strings.NewReader(args[0]))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test browser:", err)
+		return 1
+	}
+	resp.Body.Close()
+	return 0
+}
+
+// browserUser is the user at the test browser: it logs in to Hydra with
+// each URL the browser is handed, and remembers what went wrong.
+type browserUser struct {
+	hy *testhydra.Server
+	mu sync.Mutex
+	// opened counts the URLs handed over; errs are the visits that failed.
+	opened int
+	errs   []error
+}
+
+func (b *browserUser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	b.mu.Lock()
+	b.opened++
+	b.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := b.hy.Visit(ctx, string(body)); err != nil {
+			b.mu.Lock()
+			b.errs = append(b.errs, err)
+			b.mu.Unlock()
+		}
+	}()
+}
+
+// protectedServer serves the calc tools over HTTP at /mcp, to the holders
+// of Hydra's tokens for it (scope mcp:tools) only, and returns its URL.
+func protectedServer(t *testing.T, hy *testhydra.Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource := "http://" + ln.Addr().String() + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := bearer.NewJWT(ctx, bearer.JWTConfig{Issuer: hy.Issuer(), Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := bearer.New(v, bearer.Options{Resource: resource, AuthorizationServers: []string{hy.Issuer()}, Scopes: []string{"mcp:tools"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "calc", Version: "test"}}
+	if err := srv.AddTools(calc.Tools()...); err != nil {
+		t.Fatal(err)
+	}
+	hs, end := mcp.NewHTTPEndpoints(srv, mcp.HTTPConfig{Auth: auth})
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { hs.Close(); end() })
+	return resource
+}
+
+// TestLoginOnTerminal logs in to a real protected MCP server through a
+// real authorization server (Ory Hydra), on a terminal: toolwire login
+// opens the "browser", takes the redirect and keeps the tokens in a 0600
+// file; toolwire servers shows whom as and until when; tools and call
+// work with the tokens; toolwire logout forgets them, and the next call
+// says to log in. The tokens appear in no output of any command, and
+// nowhere but in the token file.
+func TestLoginOnTerminal(t *testing.T) {
+	hy := testhydra.Start(t, testhydra.DynamicClientScopes("openid", "offline", "offline_access", "mcp:tools"))
+	resource := protectedServer(t, hy)
+	user := &browserUser{hy: hy}
+	browser := httptest.NewServer(user)
+	defer browser.Close()
+
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]string{"calc": fmt.Sprintf(`{"url": %q}`, resource)})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		// Never the user's own keyring: the file, as where there is none.
+		"TOOLWIRE_TOKEN_STORE=file",
+		"BROWSER=" + self, "TOOLWIRE_TEST_BROWSER=" + browser.URL, "GORACE=atexit_sleep_ms=0",
+	}
+	var outputs []string // everything every command printed
+	runTW := func(args ...string) result {
+		t.Helper()
+		r := runEnv(t, env, "", args...)
+		outputs = append(outputs, r.stdout, r.stderr)
+		return r
+	}
+	loginHint := "run toolwire login calc --config " + cfg
+
+	// Before the login: the server needs one, and says how.
+	r := runTW("tools", "--config", cfg)
+	if r.code == 0 || !strings.Contains(r.stderr, `server "calc" needs a login: `+loginHint) {
+		t.Fatalf("tools before the login: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runTW("servers", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, resource) {
+		t.Fatalf("servers before the login: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The login, on a terminal.
+	cmd := exec.Command(build(t), "login", "calc", "--config", cfg, "--timeout", "60s")
+	cmd.Env = append(os.Environ(), env...)
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var scr screen
+	go func() { _, _ = tty.WriteTo(&scr) }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	scr.waitFor(t, "Logged in to calc as "+testhydra.DefaultSubject+" until ")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("login: %v\n%s", err, scr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("login did not end:\n%s", scr.String())
+	}
+	outputs = append(outputs, scr.String())
+	t.Logf("toolwire login on a terminal:\n%s", scr.String())
+	tokensFile := filepath.Join(home, ".config", "toolwire", "tokens.json")
+	for _, want := range []string{"log in to calc in the browser", "http://127.0.0.1:", "mcp:tools", "the tokens are kept in " + tokensFile + ", readable only by you"} {
+		if !strings.Contains(scr.String(), want) {
+			t.Errorf("the terminal does not show %q:\n%s", want, scr.String())
+		}
+	}
+	user.mu.Lock()
+	if user.opened != 1 || len(user.errs) > 0 {
+		t.Errorf("the browser was opened %d times (want 1); failures: %v", user.opened, user.errs)
+	}
+	user.mu.Unlock()
+
+	// The tokens are in the token file, which only the user may read.
+	fi, err := os.Stat(tokensFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %#o, want 0600", fi.Mode().Perm())
+	}
+	var stored struct {
+		Grants map[string]struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+			Subject      string `json:"subject"`
+		} `json:"grants"`
+	}
+	b, _ := os.ReadFile(tokensFile)
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	g := stored.Grants[resource]
+	if g.AccessToken == "" || g.RefreshToken == "" || g.Subject != testhydra.DefaultSubject {
+		t.Fatalf("the token file holds no grant for %s with both tokens and the subject: %s", resource, b)
+	}
+	secrets := []string{g.AccessToken, g.RefreshToken}
+
+	// The listing says whom as, until when, with which scopes.
+	r = runTW("servers", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "logged in as "+testhydra.DefaultSubject+" until ") || !strings.Contains(r.stdout, "mcp:tools") {
+		t.Errorf("servers after the login: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("toolwire servers:\n%s", r.stdout)
+	r = runTW("servers", "--config", cfg, "--json")
+	var entries []serverEntry
+	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil || len(entries) != 1 {
+		t.Fatalf("servers --json: %v\n%s", err, r.stdout)
+	}
+	if a := entries[0].Auth; a.State != "logged_in" || a.Subject != testhydra.DefaultSubject || a.Expiry.Before(time.Now()) || !a.Refreshable {
+		t.Errorf("servers --json: %+v", a)
+	}
+	t.Logf("toolwire servers --json:\n%s", r.stdout)
+	r = runTW("servers", "--config", cfg, "--check")
+	t.Logf("toolwire servers --check:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "ready, 4 tools") {
+		t.Errorf("servers --check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The tools work with the stored tokens.
+	r = runTW("tools", "--config", cfg, "-v")
+	if r.code != 0 || !strings.Contains(r.stdout, "calc__calculate") {
+		t.Errorf("tools after the login: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runTW("call", "--config", cfg, "-v", "calc__calculate", `{"expression": "6*7"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "42") {
+		t.Errorf("call after the login: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Logged out, the next call says to log in again.
+	r = runTW("logout", "calc", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "Logged out of calc") {
+		t.Errorf("logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(tokensFile); strings.Contains(string(b), g.AccessToken) || strings.Contains(string(b), g.RefreshToken) {
+		t.Errorf("the token file still holds the tokens after logout")
+	}
+	r = runTW("call", "--config", cfg, "calc__calculate", `{"expression": "6*7"}`)
+	t.Logf("toolwire call after logout:\n%s", r.stderr)
+	if r.code == 0 || !strings.Contains(r.stderr, `server "calc" needs a login: `+loginHint) {
+		t.Errorf("call after logout: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runTW("logout", "calc", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "Not logged in to calc") {
+		t.Errorf("second logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// No token in any output, nor in any file but the token file.
+	for i, out := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("output %d holds a token:\n%s", i, out)
+			}
+		}
+	}
+	_ = filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || p == tokensFile {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s holds a token", p)
+			}
+		}
+		return nil
+	})
+}

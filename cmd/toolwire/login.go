@@ -181,10 +181,11 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 		defer lb.Close()
 		lb.Timeout = o.timeout
 		lb.Open = func(authURL string) {
-			fmt.Fprintf(stderr, "toolwire: log in to %s in the browser; if none opens, visit:\n\n  %s\n\n", sc.Name, authURL)
 			if noBrowser {
+				fmt.Fprintf(stderr, "toolwire: to log in to %s, open this address in a browser:\n\n  %s\n\n", sc.Name, authURL)
 				return
 			}
+			fmt.Fprintf(stderr, "toolwire: log in to %s in the browser; if none opens, visit:\n\n  %s\n\n", sc.Name, authURL)
 			if err := oauth.OpenBrowser(authURL); err != nil {
 				fmt.Fprintf(stderr, "toolwire: %v: open the address above yourself\n", err)
 			}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -273,4 +275,78 @@ func TestLoginOnTerminal(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestLoginPreregisteredClient logs in with a client registered in
+// advance (its secret from the environment, a fixed redirect URI), with
+// --no-browser: the user opens the printed address. Where this system
+// has the Secret Service client but no session bus, the tokens go to the
+// file and the login says why.
+func TestLoginPreregisteredClient(t *testing.T) {
+	hy := testhydra.Start(t)
+	resource := protectedServer(t, hy)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const secret = "cs-PREREGISTERED-4e1d9"
+	id, _, err := hy.CreateClient(ctx, testhydra.Client{
+		Secret: secret, GrantTypes: []string{"authorization_code", "refresh_token"},
+		RedirectURIs: []string{"http://127.0.0.1/callback"}, Scopes: []string{"mcp:tools", "offline_access"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]string{"calc": fmt.Sprintf(`{"url": %q, "oauth": {"clientId": %q, "clientSecret": "${CALC_CLIENT_SECRET}", "redirectUri": "http://127.0.0.1/callback", "scopes": "mcp:tools offline_access"}}`, resource, id)})
+	env := []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"CALC_CLIENT_SECRET=" + secret, "BROWSER=", "GORACE=atexit_sleep_ms=0",
+	}
+	noKeyring := runtime.GOOS == "linux"
+	if noKeyring {
+		// The Secret Service client, with no session bus to reach.
+		env = append(env, "TOOLWIRE_TOKEN_STORE=", "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(home, "no-bus"))
+	} else {
+		env = append(env, "TOOLWIRE_TOKEN_STORE=file") // never the user's own keyring
+	}
+
+	cmd := exec.CommandContext(ctx, build(t), "login", "calc", "--config", cfg, "--no-browser", "--timeout", "60s")
+	cmd.Env = append(os.Environ(), env...)
+	var stdout syncBuffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr.String, "\n\n")
+	m := regexp.MustCompile(`\n  (http\S+)\n`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		cmd.Process.Kill()
+		t.Fatalf("login printed no address to visit:\n%s", stderr)
+	}
+	if _, err := hy.Visit(ctx, m[1]); err != nil {
+		t.Errorf("visiting the printed address: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("login: %v\n%s%s", err, stdout.String(), stderr)
+	}
+	if !strings.Contains(stdout.String(), "Logged in to calc as "+testhydra.DefaultSubject) {
+		t.Errorf("login's stdout: %s", stdout.String())
+	}
+	if noKeyring && !strings.Contains(stderr.String(), "readable only by you, as there is no OS keyring here (") {
+		t.Errorf("login does not say why the tokens are in a file:\n%s", stderr)
+	}
+	r := runEnv(t, env, "", "servers", "--config", cfg, "--json")
+	var entries []serverEntry
+	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil || len(entries) != 1 || entries[0].Auth.ClientID != id {
+		t.Errorf("servers --json: the grant is not the configured client's: %v\n%s", err, r.stdout)
+	}
+	c := runEnv(t, env, "", "call", "--config", cfg, "calc__calculate", `{"expression": "6*7"}`)
+	if c.code != 0 || !strings.Contains(c.stdout, "42") {
+		t.Errorf("call: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	for _, out := range []string{stdout.String(), stderr.String(), r.stdout, r.stderr, c.stdout, c.stderr} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the client secret is printed:\n%s", out)
+		}
+	}
 }

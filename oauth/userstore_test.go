@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -189,4 +190,26 @@ func TestStoresKeepEveryField(t *testing.T) {
 	}
 	idx, _ := os.ReadFile(filepath.Join(dir, "index.json"))
 	noSecrets(t, "the index", string(idx))
+}
+
+// BenchmarkUserStoreLoadMiss is what a server without a login costs the
+// host, once per process: a Load that finds nothing, with both files
+// present and a few logins in them.
+func BenchmarkUserStoreLoadMiss(b *testing.B) {
+	ctx := context.Background()
+	keyring.MockInit()
+	dir := b.TempDir()
+	k, _ := NewUserStore(dir, "toolwire-test", BackendKeyring)
+	f, _ := NewUserStore(dir, "toolwire-test", BackendFile)
+	for i := range 5 {
+		_ = k.Save(ctx, testGrant(fmt.Sprintf("https://k%d.example.com/mcp", i)))
+		_ = f.Save(ctx, testGrant(fmt.Sprintf("https://f%d.example.com/mcp", i)))
+	}
+	s, _ := NewUserStore(dir, "toolwire-test", BackendAuto)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Load(ctx, "https://none.example.com/mcp"); !errors.Is(err, ErrNoGrant) {
+			b.Fatal(err)
+		}
+	}
 }

@@ -32,7 +32,8 @@ func (s *countingStore) Load(ctx context.Context, resource string) (*oauth.Grant
 }
 
 // protected serves the calc tools at /mcp behind bearer tokens of as,
-// counting the requests by path; it returns the server's URL.
+// counting the requests by method and path ("GET /mcp"); it returns the
+// server's URL.
 func protected(t *testing.T) (resource string, as *testas.Server, hits func(path string) int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -60,7 +61,7 @@ func protected(t *testing.T) (resource string, as *testas.Server, hits func(path
 	hs, end := mcp.NewHTTPEndpoints(srv, mcp.HTTPConfig{Auth: auth, Middleware: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
-			count[r.URL.Path]++
+			count[r.Method+" "+r.URL.Path]++
 			mu.Unlock()
 			next.ServeHTTP(w, r)
 		})
@@ -87,7 +88,8 @@ func TestHostLogin(t *testing.T) {
 	if !errors.As(err, &lr) || lr.Server != "calc" || !strings.Contains(err.Error(), `server "calc" needs a login: run toolwire login calc`) {
 		t.Fatalf("Tools without a login: %v", err)
 	}
-	if n := hits("/sse"); n != 0 {
+	// HTTP+SSE would GET the URL for its event stream.
+	if n := hits("GET /mcp"); n != 0 {
 		t.Errorf("a server that needs a login was tried as HTTP+SSE (%d requests)", n)
 	}
 

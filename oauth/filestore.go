@@ -139,7 +139,8 @@ func jsonErrorPlace(err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("not valid JSON at byte %d", syn.Offset)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("a %s where %s wants a %s", typ.Value, typ.Field, typ.Type)
+		// Value may quote a number: leave it out.
+		return fmt.Sprintf("%s is not a %s", typ.Field, typ.Type)
 	}
 	return "not valid JSON"
 }

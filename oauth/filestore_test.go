@@ -217,6 +217,8 @@ func TestFileStoreDamaged(t *testing.T) {
 		"truncated":  `{"version":1,"grants":{"https://a":{"access_token":"` + testAccess,
 		"wrong type": `{"version":1,"grants":{"https://a":{"access_token":["` + testAccess + `"]}}}`,
 		"garbage":    testAccess,
+		"bad time":   `{"version":1,"grants":{"https://a":{"expiry":"` + testAccess + `"}}}`,
+		"bad key":    `{"version":1,"grants":{"https://a":{"expiry":"2030-01-01T00:00:00Z","scopes":{"` + testAccess + `":1}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "tokens.json")

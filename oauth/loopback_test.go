@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -105,6 +106,33 @@ func TestLoopbackOneRedirect(t *testing.T) {
 	}
 }
 
+// TestLoopbackTakesOneRedirect: once a request's redirect is taken, the
+// next one is refused at once, even before Authorize has returned.
+func TestLoopbackTakesOneRedirect(t *testing.T) {
+	l := listen(t, "")
+	p := &pendingRedirect{state: "st-123", got: make(chan *url.URL, 1)}
+	l.pending = p
+	for i, want := range []int{http.StatusOK, http.StatusBadRequest} {
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			l.serveRedirect(rec, httptest.NewRequest(http.MethodGet, "/callback?code=c&state=st-123", nil))
+			close(served)
+		}()
+		select {
+		case <-served:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("redirect %d: the handler is stuck", i+1)
+		}
+		if rec.Code != want {
+			t.Errorf("redirect %d: %d, want %d", i+1, rec.Code, want)
+		}
+	}
+	if u := <-p.got; u.Query().Get("code") != "c" {
+		t.Errorf("the redirect taken: %v", u)
+	}
+}
+
 // TestLoopbackErrorPage: a refused login shows the server's error,
 // escaped, and still returns the redirect for the client to report.
 func TestLoopbackErrorPage(t *testing.T) {
@@ -135,7 +163,9 @@ func TestLoopbackTimeout(t *testing.T) {
 	l := listen(t, "")
 	l.Timeout = 100 * time.Millisecond
 	start := time.Now()
-	_, err := l.Authorize(context.Background(), testAuthURL)
+	bound, cancelBound := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelBound()
+	_, err := l.Authorize(bound, testAuthURL)
 	if err == nil || !strings.Contains(err.Error(), "within 100ms") || time.Since(start) > 5*time.Second {
 		t.Fatalf("Authorize without a redirect: %v after %v", err, time.Since(start))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolwire/toolwire/host"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // hostOptions are the flags of the commands that use the configured
@@ -150,6 +151,9 @@ func hints(err error, verbose bool) []string {
 			seen[s] = true
 			out = append(out, s)
 		}
+	}
+	if errors.Is(err, oauth.ErrKeyring) {
+		add(fmt.Sprintf("%s=file keeps the login tokens in ~/.config/toolwire/tokens.json instead, readable only by you (toolwire login again then)", tokenStoreEnv))
 	}
 	for _, ce := range connectErrors(err) {
 		if ce.Stdio && !verbose {

@@ -351,7 +351,9 @@ func newServersCmd(g *globalOptions) *cobra.Command {
 authorization:
 
   logged in as SUBJECT until TIME (scopes)   tokens kept by toolwire login
-  login needed: toolwire login NAME          the login expired, or --check found it needed
+  login needed: toolwire login NAME          the login expired, or none was made for a
+                                             server with an "oauth" key, or --check found
+                                             one needed
   client credentials                         the client logs in itself (no user)
   header                                     the server's own Authorization header
   -                                          no login kept (a server may need none)

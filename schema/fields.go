@@ -32,7 +32,7 @@ func structFields(t reflect.Type) []field {
 	}
 	current := []level{}
 	next := []level{{typ: t}}
-	count := map[reflect.Type]int{}
+	var count map[reflect.Type]int
 	nextCount := map[reflect.Type]int{}
 	visited := map[reflect.Type]bool{}
 	var fields []field

@@ -30,13 +30,15 @@ type scalars struct {
 }
 
 type optionality struct {
-	Plain     string  `json:"plain"`
-	Ptr       *string `json:"ptr"`
-	Omit      string  `json:"omit,omitempty"`
-	Zero      int     `json:"zero,omitzero"`
-	Skipped   string  `json:"-"`
-	Dash      string  `json:"-,"` // a field named "-"
-	NoTag     int
+	Plain   string  `json:"plain"`
+	Ptr     *string `json:"ptr"`
+	Omit    string  `json:"omit,omitempty"`
+	Zero    int     `json:"zero,omitzero"`
+	Skipped string  `json:"-"`
+	//lint:ignore SA5008 the tag names a field "-", which is what this case tests
+	Dash  string `json:"-,"`
+	NoTag int
+	//lint:ignore U1000 an unexported field the schema must leave out
 	unexposed int
 	Forced    *int   `json:"forced" jsonschema:"required"`
 	Relaxed   string `json:"relaxed" jsonschema:"optional"`

@@ -33,12 +33,13 @@ type assignIn struct {
 	Raw       json.RawMessage   `json:"raw"`
 	When      time.Time         `json:"when"`
 	Skip      string            `json:"-"`
-	Dash      string            `json:"-,"`
-	Bytes     []byte            `json:"bytes"`
-	Rec       *assignIn         `json:"rec"`
-	Plain     string
-	Quoted    assignQuoted `json:"quoted"`
-	Level     assignLevel  `json:"level"`
+	//lint:ignore SA5008 the tag names a field "-", which is what this case tests
+	Dash   string    `json:"-,"`
+	Bytes  []byte    `json:"bytes"`
+	Rec    *assignIn `json:"rec"`
+	Plain  string
+	Quoted assignQuoted `json:"quoted"`
+	Level  assignLevel  `json:"level"`
 }
 
 // assignLevel decodes itself (lower-cased), as a string would not: the

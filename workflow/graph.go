@@ -133,23 +133,3 @@ func (wf *Workflow) order() ([]string, error) {
 	}
 	return out, nil
 }
-
-// descendants returns the ids of the nodes that depend, directly or not,
-// on id.
-func (wf *Workflow) descendants(id string) []string {
-	var out []string
-	seen := map[string]bool{id: true}
-	queue := []string{id}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, e := range wf.Edges {
-			if e.From == cur && !seen[e.To] {
-				seen[e.To] = true
-				out = append(out, e.To)
-				queue = append(queue, e.To)
-			}
-		}
-	}
-	return out
-}

@@ -97,6 +97,7 @@ func tools() []tool.Tool {
 			}),
 		handler("test_error_handling", "Tests error response handling", "",
 			func(context.Context, json.RawMessage) (*tool.Result, error) {
+				//lint:ignore ST1005 the reference server's text, which clients show
 				return nil, fmt.Errorf("This tool intentionally returns an error for testing")
 			}),
 		handler("test_reconnection", "Closes its SSE stream mid-call; the result arrives when the client reconnects (SEP-1699)", "",

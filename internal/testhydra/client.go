@@ -13,6 +13,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -131,6 +132,10 @@ func (s *Server) UserToken(ctx context.Context, cfg *oauth2.Config, subject, res
 	return c.Exchange(ctx, back.Query().Get("code"), append(extra, oauth2.VerifierOption(verifier))...)
 }
 
+// browseTimeout bounds Browse when its context has no deadline (the flow
+// takes a tenth of a second on an idle machine, seconds on a loaded one).
+const browseTimeout = time.Minute
+
 // Browse plays the user agent: it follows the redirects from authURL
 // through Hydra and its login and consent application, with a cookie jar
 // of its own, and returns the URL Hydra finally redirects to (the
@@ -148,11 +153,16 @@ func (s *Server) Browse(ctx context.Context, authURL string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The whole flow (six requests) within ctx's deadline, else within
+	// browseTimeout: that bounds a redirect loop too.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, browseTimeout)
+		defer cancel()
+	}
 	agent := &http.Client{
-		Jar:     jar,
-		Timeout: s.http.Timeout,
+		Jar: jar,
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			// The client's timeout bounds a redirect loop.
 			if !s.flowHost(req.URL) {
 				return http.ErrUseLastResponse
 			}

@@ -18,8 +18,21 @@
 // application therefore grants, as the token's audience, both the
 // audience asked for and the resource parameters of the authorization
 // request, so that a token asked for with resource=URL carries aud=[URL],
-// as an MCP server expects. The client credentials grant has no consent:
-// there only the audience parameter counts.
+// as an MCP server expects. Hydra also checks, on refresh, that the
+// client may ask for each audience granted: the consent application adds
+// those it grants to the client's registered audiences (admin API), as a
+// deployer would register them. The client credentials grant has no
+// consent: there only the audience parameter counts.
+//
+// What else a client or resource server meets with Hydra v2.3.0: its
+// issuer ends with "/" (Issuer); it serves OpenID discovery only (no RFC
+// 8414 /.well-known/oauth-authorization-server); it sends no iss in the
+// authorization response (RFC 9207) and does not say it would; its access
+// tokens are RS256 JWTs with typ "JWT" (not RFC 9068's "at+jwt"), carrying
+// iss, sub, aud, client_id, scope and scp, exp, iat, nbf and jti; it issues
+// a refresh token only when offline_access (or offline) is granted; a
+// client registered dynamically without "scope" may ask only for
+// DynamicClientScopes.
 package testhydra
 
 import (
@@ -100,6 +113,10 @@ const DefaultSubject = "alice"
 // listen on the ones it picked (another process took them meanwhile).
 const startAttempts = 3
 
+// requestTimeout bounds each request to Hydra's admin API, and to a
+// redirect URI.
+const requestTimeout = 30 * time.Second
+
 // readyTimeout bounds the wait for Hydra to be ready (it takes a quarter
 // of a second on an idle machine).
 const readyTimeout = 30 * time.Second
@@ -135,7 +152,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, f := range opts {
 		f(&o)
 	}
-	s := &Server{subject: DefaultSubject, http: &http.Client{Timeout: 10 * time.Second}}
+	s := &Server{subject: DefaultSubject, http: &http.Client{Timeout: requestTimeout}}
 	s.app = httptest.NewServer(s.appHandler())
 	t.Cleanup(s.app.Close)
 	dir := t.TempDir()
@@ -180,7 +197,10 @@ func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*
 		// JWT access tokens, with the scopes both as RFC 9068's "scope"
 		// string and as Hydra's "scp" list.
 		"strategies": map[string]any{"access_token": "jwt", "jwt": map[string]any{"scope_claim": "both"}},
-		"oauth2":     map[string]any{"pkce": map[string]any{"enforced": true}},
+		// Client secrets hashed at BCrypt's lowest cost: a test server
+		// checks many of them on a loaded machine.
+		"oauth2": map[string]any{"pkce": map[string]any{"enforced": true},
+			"hashers": map[string]any{"algorithm": "bcrypt", "bcrypt": map[string]any{"cost": 4}}},
 		"oidc": map[string]any{"dynamic_client_registration": map[string]any{
 			"enabled": true, "default_scope": cmpOr(o.dynamicScopes, []string{"openid", "offline", "offline_access"}),
 		}},
@@ -217,6 +237,7 @@ func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*
 	// inherited from the test's environment would override the file.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SQA_OPT_OUT=true"}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("running %s: %w", bin, err)
 	}

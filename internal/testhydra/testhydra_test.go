@@ -7,7 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/toolwire/toolwire/internal/testhydra"
+	"github.com/toolwire/toolwire/internal/testpeers"
 )
 
 // resource is the MCP server the tokens are for (RFC 8707); nothing
@@ -26,7 +31,7 @@ const resource = "http://127.0.0.1:9/mcp"
 const redirect = "http://127.0.0.1/callback"
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	c, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
@@ -132,6 +137,21 @@ func TestAuthorizationCode(t *testing.T) {
 				t.Error("the refreshed token has the first one's jti")
 			}
 		})
+	}
+}
+
+// TestRefreshTokenTTL lets a refresh token expire.
+func TestRefreshTokenTTL(t *testing.T) {
+	s := testhydra.Start(t, testhydra.RefreshTokenTTL(time.Second))
+	cfg := userClient(t, s, "none")
+	tok, err := s.UserToken(ctx(t), cfg, "bob", resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	tok.Expiry = time.Now().Add(-time.Minute)
+	if _, err := cfg.TokenSource(ctx(t), tok).Token(); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Errorf("refreshing with an expired refresh token: err %v, want invalid_grant", err)
 	}
 }
 
@@ -252,7 +272,7 @@ func TestClientCredentials(t *testing.T) {
 // TestDiscoveryAndJWKS looks at what a client and a resource server read
 // first: discovery, and the keys that sign the access tokens.
 func TestDiscoveryAndJWKS(t *testing.T) {
-	s := testhydra.Start(t, testhydra.AccessTokenTTL(3*time.Second))
+	s := testhydra.Start(t, testhydra.AccessTokenTTL(90*time.Second))
 	if !strings.HasPrefix(s.Issuer(), "http://127.0.0.1:") || !strings.HasSuffix(s.Issuer(), "/") ||
 		s.Issuer() != s.PublicURL()+"/" || s.AdminURL() == s.PublicURL() {
 		t.Fatalf("issuer %s, public %s, admin %s", s.Issuer(), s.PublicURL(), s.AdminURL())
@@ -281,9 +301,9 @@ func TestDiscoveryAndJWKS(t *testing.T) {
 	}
 	c := claims(t, tok.AccessToken)
 	// Hydra counts the lifetime from when the request arrived, iat from
-	// when the token was made: a second apart on a slow machine.
-	if exp, iat := c["exp"].(float64), c["iat"].(float64); exp-iat < 2 || exp-iat > 3 {
-		t.Errorf("exp - iat = %v s, want the 3 s of AccessTokenTTL", exp-iat)
+	// when the token was made: seconds apart on a loaded machine.
+	if exp, iat := c["exp"].(float64), c["iat"].(float64); exp-iat < 60 || exp-iat > 90 {
+		t.Errorf("exp - iat = %v s, want the 90 s of AccessTokenTTL", exp-iat)
 	}
 
 	resp, err := http.Get(s.JWKSURL())
@@ -423,4 +443,54 @@ func TestBrowse(t *testing.T) {
 			t.Errorf("err %v, want a refusal", err)
 		}
 	})
+}
+
+// TestStop checks that the Hydra process a test started is gone when the
+// test ends.
+func TestStop(t *testing.T) {
+	before := testpeers.Children(t)
+	t.Run("start", func(t *testing.T) {
+		testhydra.Start(t)
+		if n := len(testpeers.Children(t)); n != len(before)+1 {
+			t.Fatalf("%d child processes after Start, want %d", n, len(before)+1)
+		}
+	})
+	if after := testpeers.Children(t); !slices.Equal(after, before) {
+		t.Errorf("child processes %v after the test, want %v", after, before)
+	}
+}
+
+// TestOrphan checks that Hydra dies with a test process that ends without
+// its cleanups: this test runs itself as a child that starts Hydra, prints
+// its PID and exits at once.
+func TestOrphan(t *testing.T) {
+	if os.Getenv("TESTHYDRA_ORPHAN") == "1" {
+		testhydra.Start(t)
+		os.Stdout.WriteString("hydra pid " + strconv.Itoa(testpeers.Children(t)[0]) + "\n")
+		os.Exit(0)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Hydra dies with its parent on Linux only (a parent-death signal)")
+	}
+	testhydra.Binary(t)
+	cmd := exec.CommandContext(ctx(t), os.Args[0], "-test.run=^TestOrphan$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TESTHYDRA_ORPHAN=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, after, ok := strings.Cut(string(out), "hydra pid ")
+	pid, err := strconv.Atoi(strings.TrimSpace(after))
+	if !ok || err != nil {
+		t.Fatalf("the child printed %q", out)
+	}
+	for range 100 {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p, _ := os.FindProcess(pid)
+	_ = p.Kill()
+	t.Fatalf("hydra (pid %d) outlived the test process that started it", pid)
 }

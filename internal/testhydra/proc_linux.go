@@ -1,0 +1,12 @@
+package testhydra
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// dieWithParent makes the kernel kill Hydra when the test process ends
+// without stopping it (a test binary's timeout panics past its cleanups).
+func dieWithParent(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

@@ -6,9 +6,12 @@
 # listed in conformance/expected-unscored.txt.
 #
 # Then it runs the suite's client scenarios against toolwire's conformance
-# client (conformance/client), the non-auth ones only, one by one (the
-# suite's --requirements mode cannot leave out the auth scenarios); any
-# failure, warning or timeout fails the run.
+# client (conformance/client), each revision's whole requirement set, auth
+# included, with the scenarios it runs unscored (the extensions, among them
+# the client-credentials ones, and those added after release). Any failure,
+# warning or timeout fails the run, except for the scenarios listed in
+# conformance/expected-client-failures.txt, each of which must still fail
+# (the baseline only shrinks).
 #
 #   conformance/run.sh            # both revisions
 #   conformance/run.sh 2026-07-28 # one revision
@@ -82,37 +85,48 @@ for rev in ${1:-2025-11-25 2026-07-28}; do
   done
 done
 
-# Client scenarios (non-auth), per revision; json-schema-2020-12-preservation
-# is unscored but held to as well. See conformance/CLIENT_SCENARIOS.md.
+# Client scenarios, per revision: --requirements REV runs the scored
+# scenarios and the unscored ones in parallel and prints one line each,
+# "✓ NAME: N passed, M failed" (✗ with a failure or a warning, which the
+# suite's own exit status ignores). Every ✗ must be in the baseline, every
+# baseline entry must run and fail, the scenarios of must_run must run.
+# Each scenario's checks and the client's stderr go to $out/client-REV/.
+# See conformance/CLIENT_SCENARIOS.md.
 go build -o "$bin/conformance-client" ./conformance/client
-client_scenarios() {
-  case "$1" in
-    2025-11-25) echo "initialize tools_call elicitation-sep1034-client-defaults sse-retry json-schema-2020-12-preservation" ;;
-    2026-07-28) echo "tools_call request-metadata sep-2322-client-request-state http-standard-headers http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation" ;;
-  esac
-}
+must_run="auth/client-credentials-jwt auth/client-credentials-basic json-schema-2020-12-preservation"
 for rev in ${1:-2025-11-25 2026-07-28}; do
   log="$out/client-$rev.txt"
-  : >"$log"
-  rev_failed=0
-  echo "== conformance client, $rev"
-  for s in $(client_scenarios "$rev"); do
-    set +e
-    res=$("$suite" client --command "$bin/conformance-client" --scenario "$s" --spec-version "$rev" --timeout 30000 2>&1)
-    rc=$?
-    set -e
-    printf '### %s\n%s\n\n' "$s" "$res" >>"$log"
-    summary=$(printf '%s\n' "$res" | grep -E '^Passed:' | tail -n 1 || true)
-    if [ "$rc" -eq 0 ]; then
-      echo "✓ $s: ${summary:-passed}"
-    else
-      echo "✗ $s: ${summary:-exit $rc}"
-      rev_failed=1
-      status=1
-    fi
-  done
-  if [ "$rev_failed" -ne 0 ]; then
-    echo "FAIL: client scenarios of $rev failed; details in $log"
+  rm -rf "$out/client-$rev"
+  echo "== conformance client --requirements $rev"
+  set +e
+  "$suite" client --command "$bin/conformance-client" --requirements "$rev" --timeout 30000 -o "$out/client-$rev" >"$log" 2>&1
+  rc=$?
+  set -e
+  if ! awk -v rev="$rev" -v must="$must_run" '
+    FNR == NR { if ($0 !~ /^#/ && NF) { e = $1; base[e] = 1; $1 = ""; why[e] = substr($0, 2) } next }
+    /^(✓|✗) [^ ]+: [0-9]+ passed/ { s = $2; sub(/:$/, "", s); mark[s] = $1; line[s] = $0; order[++n] = s; next }
+    /^Not scored/ { uns = 1; next }
+    uns && /^  (✓|✗) [^ ]+ \(/ { unscored[$2] = 1 }
+    END {
+      for (i = 1; i <= n; i++) {
+        s = order[i]
+        if (s in unscored) { ut++; if (mark[s] == "✓") up++ } else { st++; if (mark[s] == "✓") sp++ }
+        if (mark[s] == "✗" && (s in base)) print "known failure: " line[s] " (" why[s] ")"
+        else if (mark[s] == "✗") { print "FAIL: " line[s]; bad = 1 }
+        else if (s in base) { print "FAIL: " s " passes but conformance/expected-client-failures.txt lists it: remove it (the baseline only shrinks)"; bad = 1 }
+      }
+      for (b in base) if (!(b in mark)) { print "FAIL: baseline entry " b " did not run for " rev ": did the suite rename or drop it?"; bad = 1 }
+      k = split(must, m, " ")
+      for (j = 1; j <= k; j++) if (!(m[j] in mark)) { print "FAIL: " m[j] " did not run for " rev; bad = 1 }
+      if (st == 0) { print "FAIL: no scored client scenario ran for " rev; bad = 1 }
+      printf "client %s: scored %d/%d scenarios passed; unscored %d/%d\n", rev, sp, st, up, ut
+      exit bad
+    }' conformance/expected-client-failures.txt "$log"; then
+    echo "FAIL: client scenarios of $rev; details in $log and $out/client-$rev/"
+    status=1
+  elif [ "$rc" -ne 0 ]; then
+    echo "FAIL: the suite exited $rc for the client scenarios of $rev; details in $log"
+    status=1
   fi
 done
 [ "$status" -eq 0 ] && echo "conformance: all server and client scenarios passed"

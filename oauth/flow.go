@@ -124,9 +124,6 @@ func (c *client) obtain(ctx context.Context, d *discovered, prev *Grant, scopes 
 	if c.cfg.Authorize == nil {
 		return nil, fmt.Errorf("%w: %s needs an interactive login at authorization server %s", ErrLoginRequired, c.resource, as.Issuer)
 	}
-	if prev != nil && prev.Issuer != as.Issuer {
-		prev = nil // SEP-2352: never a client of another authorization server
-	}
 	reg, err := c.register(ctx, as, prev)
 	if err != nil {
 		return nil, err

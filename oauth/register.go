@@ -26,7 +26,9 @@ type registration struct {
 // specification's order of preference: the configured (pre-registered)
 // client; the one registered before at the same issuer; the Client ID
 // Metadata Document URL, where the server supports it; a Dynamic Client
-// Registration. A client registered at another issuer is never reused.
+// Registration. A client registered at another issuer is never reused
+// (SEP-2352: registrations belong to the authorization server that made
+// them).
 func (c *client) register(ctx context.Context, as *serverMetadata, prev *Grant) (registration, error) {
 	cfg := &c.cfg
 	if cfg.ClientID != "" {

@@ -34,6 +34,11 @@ const refreshSkew = 30 * time.Second
 // body through GetBody). A configuration error, or an authorization that
 // fails, is returned as the request's error; with Authorize nil, one that
 // would need a login wraps ErrLoginRequired.
+//
+// The authorization runs within the request's context, whose deadline
+// bounds the login too: mcp.Client's first request, the server/discover
+// probe, has one (mcp.DefaultProbeTimeout), too short for a user to log
+// in. Raise mcp.Client.ProbeTimeout, or call Login before connecting.
 func (c *Config) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport

@@ -100,6 +100,10 @@ func run(ctx context.Context, logger *slog.Logger, url, name, version string) er
 			return []mcp.Root{{URI: "file:///tmp", Name: "tmp"}}, nil
 		},
 		Logger: logger,
+		// The login of the auth scenarios runs inside the first request,
+		// the server/discover probe: under load (the suite runs every
+		// scenario at once) it can take longer than DefaultProbeTimeout.
+		ProbeTimeout: 20 * time.Second,
 	}
 	// A legacy revision is spoken as asked; for the modern one the client
 	// probes, which also retries with a version the server says it supports.

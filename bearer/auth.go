@@ -243,8 +243,9 @@ func writeError(w http.ResponseWriter, status int, code, desc string) {
 const maxDescription = 300
 
 // headerText makes s fit an error_description (RFC 6750 section 3: %x20-21
-// / %x23-5B / %x5D-7E): other characters become '?', quotes and
-// backslashes '\'', and it is cut to maxDescription bytes.
+// / %x23-5B / %x5D-7E): quotes and backslashes become apostrophes, other
+// characters outside it question marks, and it is cut to maxDescription
+// bytes.
 func headerText(s string) string {
 	b := []byte(s[:min(len(s), maxDescription)])
 	for i, c := range b {
@@ -268,11 +269,10 @@ var errNoToken = errors.New("no bearer token")
 // MaxTokenSize (unread), and another error for a malformed header.
 func bearerToken(h http.Header) (string, error) {
 	values := h.Values("Authorization")
-	switch len(values) {
-	case 0:
+	if len(values) == 0 {
 		return "", errNoToken
-	case 1:
-	default:
+	}
+	if len(values) > 1 {
 		return "", fmt.Errorf("%d Authorization headers: send one", len(values))
 	}
 	v := values[0]

@@ -74,6 +74,10 @@ type Info struct {
 	// Claims are the token's claims as verified (a JWT's payload, or the
 	// introspection response), for claims this struct does not carry.
 	Claims json.RawMessage
+
+	// callerID is CallerID, computed once by the verifier that made the
+	// Info (the Info is then shared by the requests of the token).
+	callerID string
 }
 
 // HasScopes reports whether the token grants every one of scopes.
@@ -91,6 +95,9 @@ func (i *Info) HasScopes(scopes ...string) bool {
 // subject. It is the same for every token of that user from that issuer,
 // whichever client, session or replica, and differs between users.
 func (i *Info) CallerID() string {
+	if i.callerID != "" {
+		return i.callerID
+	}
 	h := sha256.New()
 	h.Write([]byte(i.Issuer))
 	h.Write([]byte{0})

@@ -155,6 +155,7 @@ func (v *Introspection) Verify(ctx context.Context, token string) (*Info, error)
 			until = info.Expiry
 		}
 	}
+	info.callerID = info.CallerID()
 	v.cache.put(d, info, until, 0)
 	return info, nil
 }

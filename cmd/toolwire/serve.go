@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/toolwire/toolwire/bearer"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets/calc"
@@ -45,6 +50,99 @@ type serveOptions struct {
 	maxSessions       int
 	maxStreams        int
 	streamIdleTimeout time.Duration
+	auth              authOptions
+}
+
+// authOptions are the --auth-* flags: the tokens serve --http requires.
+type authOptions struct {
+	issuer     string
+	audience   string
+	scopes     []string
+	toolScopes []string // TOOL=SCOPE
+	introspect bool
+	clientID   string
+}
+
+// authSecretEnv names the environment variable holding the client
+// secret of --auth-client-id: a secret on the command line would show
+// in the process list.
+const authSecretEnv = "TOOLWIRE_AUTH_CLIENT_SECRET"
+
+func (a *authOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&a.issuer, "auth-issuer", "", "with --http: require OAuth access tokens from this authorization server (its issuer URL); needs --auth-audience")
+	f.StringVar(&a.audience, "auth-audience", "", "with --auth-issuer: this server's canonical URL, as clients reach it (e.g. https://mcp.example.com/mcp): tokens must be issued for it")
+	f.StringSliceVar(&a.scopes, "auth-scope", nil, "with --auth-issuer: a scope every request needs (repeat, or comma-separate)")
+	f.StringArrayVar(&a.toolScopes, "auth-tool-scope", nil, "with --auth-issuer: TOOL=SCOPE, a scope a call of TOOL needs besides --auth-scope (repeat)")
+	f.BoolVar(&a.introspect, "auth-introspect", false, "with --auth-issuer: check tokens by asking the authorization server (RFC 7662 introspection, for opaque tokens) instead of verifying them as JWTs")
+	f.StringVar(&a.clientID, "auth-client-id", "", "with --auth-introspect: this server's client id at the authorization server; its secret is read from $"+authSecretEnv)
+}
+
+// check refuses --auth-* flags that cannot work, before any network
+// request: without --http, an issuer without an audience (or the
+// reverse), an audience that is not an absolute URL, a malformed
+// --auth-tool-scope.
+func (a authOptions) check(http string) error {
+	set := a.issuer != "" || a.audience != "" || len(a.scopes) > 0 || len(a.toolScopes) > 0 || a.introspect || a.clientID != ""
+	switch {
+	case !set:
+		return nil
+	case http == "":
+		return errors.New("--auth-* flags need --http: authorization is for HTTP (over stdio the client starts the server itself, and the server trusts it)")
+	case a.issuer == "":
+		return errors.New("--auth-* flags need --auth-issuer: name the authorization server that issues the tokens")
+	case a.audience == "":
+		return errors.New("--auth-issuer needs --auth-audience: this server's canonical URL, as clients reach it (e.g. https://mcp.example.com/mcp)")
+	case a.clientID != "" && !a.introspect:
+		return errors.New("--auth-client-id is for --auth-introspect: verifying JWTs needs no client")
+	}
+	if u, err := url.Parse(a.audience); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
+		return fmt.Errorf("--auth-audience %q: give this server's canonical URL, absolute, without a fragment (e.g. https://mcp.example.com/mcp)", a.audience)
+	}
+	if _, err := a.toolScopeMap(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// toolScopeMap reads the --auth-tool-scope flags.
+func (a authOptions) toolScopeMap() (map[string][]string, error) {
+	m := map[string][]string{}
+	for _, ts := range a.toolScopes {
+		name, scope, ok := strings.Cut(ts, "=")
+		if !ok || name == "" || scope == "" {
+			return nil, fmt.Errorf("--auth-tool-scope %q: write TOOL=SCOPE, such as query=data:read", ts)
+		}
+		m[name] = append(m[name], scope)
+	}
+	return m, nil
+}
+
+// newAuth makes the bearer.Auth of the --auth-* flags for srv, fetching
+// the authorization server's metadata (and keys); nil without
+// --auth-issuer.
+func (a authOptions) newAuth(ctx context.Context, srv *mcp.Server) (*bearer.Auth, error) {
+	if a.issuer == "" {
+		return nil, nil
+	}
+	toolScopes, err := a.toolScopeMap()
+	if err != nil {
+		return nil, err
+	}
+	for name := range toolScopes {
+		if _, ok := srv.Tools().Lookup(name); !ok {
+			return nil, fmt.Errorf("--auth-tool-scope %s=…: this server has no tool %s (see toolwire serve's tools with toolwire tools)", name, name)
+		}
+	}
+	var v bearer.Verifier
+	if a.introspect {
+		v, err = bearer.NewIntrospection(ctx, bearer.IntrospectionConfig{Issuer: a.issuer, Audience: a.audience, ClientID: a.clientID, ClientSecret: os.Getenv(authSecretEnv)})
+	} else {
+		v, err = bearer.NewJWT(ctx, bearer.JWTConfig{Issuer: a.issuer, Audience: a.audience})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--auth-issuer %s: %w", a.issuer, err)
+	}
+	return bearer.New(v, bearer.Options{Resource: a.audience, AuthorizationServers: []string{a.issuer}, Scopes: a.scopes, ToolScopes: toolScopes})
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -60,6 +158,16 @@ By default the server speaks over stdio, as a client expects when it launches
 the server itself; logs go to stderr. With --http it listens for Streamable
 HTTP at /mcp (and the deprecated HTTP+SSE transport at /sse for old clients),
 on 127.0.0.1 unless you name another address.
+
+With --auth-issuer and --auth-audience, every HTTP request needs an OAuth
+access token (MCP authorization) from that authorization server, issued for
+this server: a JWT verified against the server's published keys, or, with
+--auth-introspect, any token the server vouches for (RFC 7662). Clients find
+where to get one in the Protected Resource Metadata, served at
+/.well-known/oauth-protected-resource/mcp. Each caller is then the token's
+user: handles follow the user across sessions and replicas, and no user
+reaches another's. Without --auth-issuer, tokens are not verified (see the
+README's trust model).
 
 With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
@@ -80,7 +188,12 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
   toolwire serve data
 
   # Replicas sharing tables: Parquet files in one directory, handles in Redis
-  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379`,
+  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379
+
+  # Require access tokens from an authorization server (MCP authorization)
+  toolwire serve --http 0.0.0.0:8080 --allow-host mcp.example.com \
+    --auth-issuer https://auth.example.com --auth-audience https://mcp.example.com/mcp \
+    --auth-scope mcp --auth-tool-scope query=data:read`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.verbose = g.verbose
@@ -88,6 +201,9 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
 				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
 			}
 			if err := o.checkBounds(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			if err := o.auth.check(o.http); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
 			o.toolsets = append(o.toolsets, args...) // toolwire serve data
@@ -103,6 +219,7 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
 	f.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "with --http: most legacy sessions open at once; an initialize past it gets 503 with Retry-After (sessions end with DELETE or after 30 minutes unused)")
 	f.IntVar(&o.maxStreams, "max-streams", mcp.DefaultMaxStreams, "with --http: most SSE streams open at once between requests (GET /mcp of legacy sessions, /sse); one past it gets 503 with Retry-After")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
+	o.auth.addFlags(f)
 	o.data.addFlags(f)
 	return cmd
 }
@@ -199,6 +316,10 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	if !strings.Contains(addr, ":") {
 		addr = "127.0.0.1:" + addr // a bare port
 	}
+	auth, err := o.auth.newAuth(ctx, srv)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", addr, err)
@@ -209,6 +330,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 		AllowedOrigins: o.origins,
 		MaxSessions:    o.maxSessions,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Auth:           auth,
 	}
 	if reqlog != nil {
 		cfg.Middleware = reqlog.handler
@@ -216,6 +338,9 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	hs, end := mcp.NewHTTPEndpoints(srv, cfg)
 	defer end()
 	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
+	if auth != nil {
+		fmt.Fprintf(stdout, "toolwire: requiring access tokens from %s for %s (metadata: %s)\n", o.auth.issuer, o.auth.audience, auth.MetadataURL())
+	}
 	return mcp.RunHTTPServer(ctx, hs, ln)
 }
 

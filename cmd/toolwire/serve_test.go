@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/internal/testas"
 )
 
 // serve -v logs one line per request: method, name, duration, outcome.
@@ -67,4 +72,83 @@ func TestServeRequestLog(t *testing.T) {
 			t.Errorf("exit %d\n%s", r.code, r.stderr)
 		}
 	})
+}
+
+// serve refuses --auth-* flags that cannot work, before it serves.
+func TestServeAuthFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"without --http", []string{"--auth-issuer", "https://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp"}, 2, "--auth-* flags need --http"},
+		{"scope without --http", []string{"--auth-scope", "mcp"}, 2, "--auth-* flags need --http"},
+		{"without an issuer", []string{"--http", "127.0.0.1:0", "--auth-audience", "https://mcp.example.com/mcp"}, 2, "need --auth-issuer"},
+		{"without an audience", []string{"--http", "127.0.0.1:0", "--auth-issuer", "https://auth.example.com"}, 2, "--auth-issuer needs --auth-audience"},
+		{"relative audience", []string{"--http", "127.0.0.1:0", "--auth-issuer", "https://auth.example.com", "--auth-audience", "mcp.example.com/mcp"}, 2, `--auth-audience "mcp.example.com/mcp": give this server's canonical URL, absolute`},
+		{"audience with a fragment", []string{"--http", "127.0.0.1:0", "--auth-issuer", "https://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp#x"}, 2, "without a fragment"},
+		{"malformed tool scope", []string{"--http", "127.0.0.1:0", "--auth-issuer", "https://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp", "--auth-tool-scope", "calculate"}, 2, `--auth-tool-scope "calculate": write TOOL=SCOPE`},
+		{"client id without introspection", []string{"--http", "127.0.0.1:0", "--auth-issuer", "https://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp", "--auth-client-id", "rs"}, 2, "--auth-client-id is for --auth-introspect"},
+		{"issuer over http", []string{"--http", "127.0.0.1:0", "--auth-issuer", "http://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp"}, 1, "uses http: use https"},
+		{"unreachable issuer", []string{"--http", "127.0.0.1:0", "--auth-issuer", "http://127.0.0.1:1", "--auth-audience", "https://mcp.example.com/mcp"}, 1, "connection refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runEnv(t, nil, "", append([]string{"serve"}, tt.args...)...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s", r.code, tt.code, tt.want, r.stderr)
+			}
+		})
+	}
+}
+
+// serve --http --auth-issuer requires tokens of that issuer for its
+// audience, with the scopes its flags name, and serves its metadata.
+func TestServeAuth(t *testing.T) {
+	const aud = "http://toolwire.test/mcp"
+	as := testas.New(t, aud)
+	if r := runEnv(t, nil, "", "serve", "--http", "127.0.0.1:0", "--auth-issuer", as.URL, "--auth-audience", aud, "--auth-tool-scope", "nope=x"); r.code != 1 || !strings.Contains(r.stderr, "this server has no tool nope") {
+		t.Errorf("a scope for a tool that is not there: exit %d\n%s", r.code, r.stderr)
+	}
+	addr, stderr := serveHTTPWithLog(t, "--auth-issuer", as.URL, "--auth-audience", aud, "--auth-scope", "mcp", "--auth-tool-scope", "calculate=math")
+	resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := `Bearer resource_metadata="http://toolwire.test/.well-known/oauth-protected-resource/mcp", scope="mcp"`; resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("without a token: %d %q, want 401 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	}
+	md, err := http.Get("http://" + addr + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(md.Body)
+	md.Body.Close()
+	if md.StatusCode != 200 || !strings.Contains(string(body), `"resource":"http://toolwire.test/mcp"`) || !strings.Contains(string(body), `"scopes_supported":["math","mcp"]`) {
+		t.Errorf("metadata: %d %s", md.StatusCode, body)
+	}
+
+	cfg := writeConfig(t, map[string]string{"h": `{"url": "http://` + addr + `/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}`})
+	for _, tt := range []struct {
+		name  string
+		token string
+		want  string // "" for success; else what the error says
+	}{
+		{"with the scopes", as.Token(t, "alice", map[string]any{"scope": "mcp math"}), ""},
+		{"without the tool's scope", as.Token(t, "alice", nil), `403 Forbidden: {"error":"insufficient_scope","error_description":"tool calculate needs scope math mcp"}`},
+		{"expired", as.Token(t, "alice", map[string]any{"scope": "mcp math", "exp": time.Now().Add(-time.Hour).Unix()}), `401 Unauthorized: {"error":"invalid_token","error_description":"invalid token: expired at`},
+		{"for another audience", as.Token(t, "alice", map[string]any{"scope": "mcp math", "aud": "http://other.test/mcp"}), "invalid token: issued for another audience than http://toolwire.test/mcp"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runEnv(t, []string{"TOKEN=" + tt.token}, "", "call", "--config", cfg, "h__calculate", `{"expression": "2*21"}`)
+			ok := r.code == 0 && strings.Contains(r.stdout, "42")
+			if ok != (tt.want == "") || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, want %q\nstdout: %s\nstderr: %s", r.code, tt.want, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr+stderr.String(), tt.token[len(tt.token)-16:]) {
+				t.Error("the token shows in the output")
+			}
+		})
+	}
 }

@@ -20,10 +20,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/toolwire/toolwire/bearer"
 	"github.com/toolwire/toolwire/internal/testhydra"
-	"github.com/toolwire/toolwire/mcp"
-	"github.com/toolwire/toolwire/toolsets/calc"
 )
 
 // testBrowser is the $BROWSER of the login tests: the test binary run
@@ -71,33 +68,24 @@ func (b *browserUser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// protectedServer serves the calc tools over HTTP at /mcp, to the holders
-// of Hydra's tokens for it (scope mcp:tools) only, and returns its URL.
-func protectedServer(t *testing.T, hy *testhydra.Server) string {
+// protectedServer runs toolwire serve --http with -v, requiring Hydra's
+// tokens for it (scope mcp:tools), and returns its URL and its log.
+func protectedServer(t *testing.T, hy *testhydra.Server) (string, *syncBuffer) {
 	t.Helper()
+	// The audience is the URL clients reach, port included: take a free
+	// port for it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resource := "http://" + ln.Addr().String() + "/mcp"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := bearer.NewJWT(ctx, bearer.JWTConfig{Issuer: hy.Issuer(), Audience: resource})
-	if err != nil {
-		t.Fatal(err)
+	addr := ln.Addr().String()
+	ln.Close()
+	resource := "http://" + addr + "/mcp"
+	got, log := serveHTTPWithLog(t, "--http", addr, "-v", "--auth-issuer", hy.Issuer(), "--auth-audience", resource, "--auth-scope", "mcp:tools")
+	if got != addr {
+		t.Fatalf("serve listens on %s, not %s", got, addr)
 	}
-	auth, err := bearer.New(v, bearer.Options{Resource: resource, AuthorizationServers: []string{hy.Issuer()}, Scopes: []string{"mcp:tools"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &mcp.Server{Info: mcp.Implementation{Name: "calc", Version: "test"}}
-	if err := srv.AddTools(calc.Tools()...); err != nil {
-		t.Fatal(err)
-	}
-	hs, end := mcp.NewHTTPEndpoints(srv, mcp.HTTPConfig{Auth: auth})
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { hs.Close(); end() })
-	return resource
+	return resource, log
 }
 
 // TestLoginOnTerminal logs in to a real protected MCP server through a
@@ -109,7 +97,7 @@ func protectedServer(t *testing.T, hy *testhydra.Server) string {
 // nowhere but in the token file.
 func TestLoginOnTerminal(t *testing.T) {
 	hy := testhydra.Start(t, testhydra.DynamicClientScopes("openid", "offline", "offline_access", "mcp:tools"))
-	resource := protectedServer(t, hy)
+	resource, serverLog := protectedServer(t, hy)
 	user := &browserUser{hy: hy}
 	browser := httptest.NewServer(user)
 	defer browser.Close()
@@ -255,7 +243,12 @@ func TestLoginOnTerminal(t *testing.T) {
 		t.Errorf("second logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// No token in any output, nor in any file but the token file.
+	// No token in any output (the server's log included), nor in any file
+	// but the token file.
+	if !strings.Contains(serverLog.String(), "tools/call") {
+		t.Errorf("the server logged no call:\n%s", serverLog)
+	}
+	outputs = append(outputs, serverLog.String())
 	for i, out := range outputs {
 		for _, s := range secrets {
 			if strings.Contains(out, s) {
@@ -284,7 +277,7 @@ func TestLoginOnTerminal(t *testing.T) {
 // file and the login says why.
 func TestLoginPreregisteredClient(t *testing.T) {
 	hy := testhydra.Start(t)
-	resource := protectedServer(t, hy)
+	resource, _ := protectedServer(t, hy)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const secret = "cs-PREREGISTERED-4e1d9"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -74,9 +76,10 @@ type UserStore struct {
 	kr      *KeyringStore
 	file    *FileStore
 
-	mu     sync.Mutex
-	chosen Backend
-	why    string // why the file, when auto chose it
+	mu      sync.Mutex
+	chosen  Backend
+	why     string // why the file, when auto chose it
+	created bool   // a Save created the token file
 }
 
 // NewUserStore returns the store kept in dir: the keyring index and the
@@ -139,6 +142,17 @@ func (s *UserStore) Where(ctx context.Context) (string, error) {
 	return msg, nil
 }
 
+// Created says, once, whether a Save created the token file: then the
+// caller tells the user where the tokens went (Where), as this happens
+// once per machine, not once per command.
+func (s *UserStore) Created() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.created
+	s.created = false
+	return c
+}
+
 // Load implements Store: the keyring's grant if its index lists the
 // resource, else the file's.
 func (s *UserStore) Load(ctx context.Context, resource string) (*Grant, error) {
@@ -175,8 +189,14 @@ func (s *UserStore) Save(ctx context.Context, g *Grant) error {
 		}
 		return nil
 	}
+	_, statErr := os.Stat(s.file.Path)
 	if err := s.file.Save(ctx, g); err != nil {
 		return err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		s.mu.Lock()
+		s.created = true
+		s.mu.Unlock()
 	}
 	if s.backend == BackendAuto {
 		// No keyring to remove its item from: forget it in the index, so

@@ -213,3 +213,27 @@ func BenchmarkUserStoreLoadMiss(b *testing.B) {
 		}
 	}
 }
+
+// TestUserStoreCreated: the Save that creates the token file says so,
+// once; a Save to the keyring, or to a file already there, does not.
+func TestUserStoreCreated(t *testing.T) {
+	ctx := context.Background()
+	keyring.MockInitWithError(keyring.ErrUnsupportedPlatform)
+	s, _ := NewUserStore(t.TempDir(), "toolwire-test", BackendAuto)
+	if s.Created() {
+		t.Error("Created before any Save")
+	}
+	for i, want := range []bool{true, false, false} {
+		if err := s.Save(ctx, testGrant(fmt.Sprintf("https://%d.example.com", i))); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Created(); got != want {
+			t.Errorf("Save %d: Created %v, want %v", i+1, got, want)
+		}
+	}
+	keyring.MockInit()
+	k, _ := NewUserStore(t.TempDir(), "toolwire-test", BackendAuto)
+	if err := k.Save(ctx, testGrant("https://k.example.com")); err != nil || k.Created() {
+		t.Errorf("a Save to the keyring: %v, Created %v", err, k.Created())
+	}
+}

@@ -40,11 +40,22 @@ type session struct {
 	progress *progress
 	cancel   context.CancelFunc
 	cache    *nameCache
+	tokens   *oauth.UserStore
+	// note receives the note of where tokens went, when a command (not a
+	// login) made the token file: nil when -q.
+	note io.Writer
 }
 
-// close stops the progress display, the servers, and the context.
+// close stops the progress display, the servers, and the context; it
+// says where the tokens went if this command was the first to keep
+// some in the token file (a server's client credentials, say).
 func (s *session) close() {
 	s.progress.close()
+	if s.note != nil && s.tokens.Created() {
+		if where, err := s.tokens.Where(s.ctx); err == nil {
+			fmt.Fprintf(s.note, "toolwire: login tokens are kept %s\n", where)
+		}
+	}
 	s.cancel()
 	s.Host.Close()
 }
@@ -67,7 +78,10 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	h := host.New(cfg)
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.loginCommand()
-	s := &session{Host: h, cache: newNameCache(cfg.Path)}
+	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}
+	if !o.g.quiet {
+		s.note = stderr
+	}
 	switch {
 	case o.g.verbose:
 		h.Stderr = stderr

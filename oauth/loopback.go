@@ -152,8 +152,30 @@ var donePage = template.Must(template.New("done").Parse(`<!doctype html>
 <p>You can close this tab and return to the terminal.</p></body></html>
 `))
 
-// serveRedirect takes the redirect of the pending authorization request:
-// the first one that carries its state.
+// The refusals of a redirect.
+var (
+	errNoLogin    = errors.New("no login is waiting for this redirect (it came already, or the login ended)")
+	errOtherState = errors.New("this redirect is not for the login in progress: its state does not match")
+)
+
+// take takes the redirect whose query is q for the pending authorization
+// request: the first one that carries its state.
+func (l *Loopback) take(q url.Values) (*pendingRedirect, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.pending
+	switch {
+	case p == nil:
+		return nil, errNoLogin
+	case p.state != "" && q.Get("state") != p.state:
+		return nil, errOtherState
+	}
+	l.pending = nil // one redirect per authorization request
+	return p, nil
+}
+
+// serveRedirect takes the redirect the browser brings, and answers it
+// with a page telling the user to close the tab.
 func (l *Loopback) serveRedirect(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -164,26 +186,36 @@ func (l *Loopback) serveRedirect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	l.mu.Lock()
-	p := l.pending
-	switch {
-	case p == nil:
-		l.mu.Unlock()
-		http.Error(w, "No login is waiting for this redirect (it came already, or the login ended).", http.StatusBadRequest)
-		return
-	case p.state != "" && q.Get("state") != p.state:
-		l.mu.Unlock()
-		http.Error(w, "This redirect is not for the login in progress: its state does not match.", http.StatusBadRequest)
+	p, err := l.take(q)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	l.pending = nil // one redirect per authorization request
-	l.mu.Unlock()
-	u := *r.URL
 	got, _ := url.Parse(l.redirect)
-	got.RawQuery = u.RawQuery
+	got.RawQuery = r.URL.RawQuery
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	_ = donePage.Execute(w, struct{ Error, Description string }{q.Get("error"), q.Get("error_description")})
 	p.got <- got
+}
+
+// Deliver takes a redirect the user brings by hand: the address the
+// browser ended on, pasted from a browser on another machine (where
+// 127.0.0.1 is not this one, so the redirect could not arrive). It must
+// be the redirect URI's path with the pending request's state; it is
+// taken as if the browser had brought it.
+func (l *Loopback) Deliver(rawURL string) error {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	want, _ := url.Parse(l.redirect)
+	if err != nil || u.Scheme != "http" || u.Path != want.Path {
+		return fmt.Errorf("oauth: not the login's redirect: want an address like %s?code=...&state=...", l.redirect)
+	}
+	p, err := l.take(u.Query())
+	if err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	want.RawQuery = u.RawQuery
+	p.got <- want
+	return nil
 }
 
 // OpenBrowser opens an http or https URL in the user's browser: with

@@ -280,3 +280,34 @@ func TestOpenBrowser(t *testing.T) {
 		t.Error("OpenBrowser with a $BROWSER that does not exist succeeded")
 	}
 }
+
+// TestLoopbackDeliver: a redirect pasted by the user counts as the
+// browser's, with the same checks: the path, the state, once.
+func TestLoopbackDeliver(t *testing.T) {
+	l := listen(t, "")
+	if err := l.Deliver(l.RedirectURL() + "?code=c&state=st-123"); err == nil || !strings.Contains(err.Error(), "no login is waiting") {
+		t.Errorf("Deliver with no login waiting: %v", err)
+	}
+	other := strings.Replace(l.RedirectURL(), "127.0.0.1", "localhost", 1)
+	errs := make(chan []error, 1)
+	l.Open = func(string) {
+		go func() {
+			errs <- []error{
+				l.Deliver("https://evil.example.com/x?code=c&state=st-123"),
+				l.Deliver(l.RedirectURL() + "?code=c&state=wrong"),
+				l.Deliver("  " + other + "?code=pasted&state=st-123\n"),
+				l.Deliver(l.RedirectURL() + "?code=again&state=st-123"),
+			}
+		}()
+	}
+	u, err := l.Authorize(context.Background(), testAuthURL)
+	if err != nil || u.Query().Get("code") != "pasted" || !strings.HasPrefix(u.String(), l.RedirectURL()) {
+		t.Fatalf("Authorize: %v %v", u, err)
+	}
+	got := <-errs
+	for i, want := range []string{"not the login's redirect", "state does not match", "", "no login is waiting"} {
+		if (got[i] == nil) != (want == "") || (got[i] != nil && !strings.Contains(got[i].Error(), want)) {
+			t.Errorf("Deliver %d: %v, want %q", i+1, got[i], want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -121,6 +122,9 @@ keeps the tokens for the next commands, renewing them as they expire.
 SERVER is a configured server's name or an http(s) URL. The address to
 visit is always printed too: open it yourself when no browser opens (on a
 machine without one, or with --no-browser); $BROWSER chooses the browser.
+When that browser runs on another machine (over SSH, say), its redirect to
+127.0.0.1 cannot reach toolwire: paste the address it ends on at the
+prompt instead.
 
 A server configured with "grantType": "client_credentials" logs in as the
 client itself, with no browser.
@@ -180,15 +184,24 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 		}
 		defer lb.Close()
 		lb.Timeout = o.timeout
+		// On a terminal, the user may paste the address a browser on
+		// another machine ends on (its 127.0.0.1 is not this one).
+		paste := isTerminal(cmd.InOrStdin())
 		lb.Open = func(authURL string) {
 			if noBrowser {
 				fmt.Fprintf(stderr, "toolwire: to log in to %s, open this address in a browser:\n\n  %s\n\n", sc.Name, authURL)
-				return
+			} else {
+				fmt.Fprintf(stderr, "toolwire: log in to %s in the browser; if none opens, visit:\n\n  %s\n\n", sc.Name, authURL)
+				if err := oauth.OpenBrowser(authURL); err != nil {
+					fmt.Fprintf(stderr, "toolwire: %v: open the address above yourself\n", err)
+				}
 			}
-			fmt.Fprintf(stderr, "toolwire: log in to %s in the browser; if none opens, visit:\n\n  %s\n\n", sc.Name, authURL)
-			if err := oauth.OpenBrowser(authURL); err != nil {
-				fmt.Fprintf(stderr, "toolwire: %v: open the address above yourself\n", err)
+			if paste {
+				fmt.Fprintln(stderr, "toolwire: if that browser is on another machine, paste here the address it ends on (a page that does not load)")
 			}
+		}
+		if paste {
+			go readPasted(cmd.InOrStdin(), lb, stderr)
 		}
 		oc.RedirectURL, oc.Authorize = lb.RedirectURL(), lb.Authorize
 	}
@@ -212,6 +225,23 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 		fmt.Fprintf(stderr, "toolwire: the tokens are kept %s\n", where)
 	}
 	return nil
+}
+
+// readPasted gives the loopback listener the redirect a user pastes, a
+// line at a time, until one is taken (the process ends with the login).
+func readPasted(in io.Reader, lb *oauth.Loopback, stderr io.Writer) {
+	lines := bufio.NewScanner(in)
+	for lines.Scan() {
+		line := strings.TrimSpace(lines.Text())
+		if line == "" {
+			continue
+		}
+		if err := lb.Deliver(line); err != nil {
+			fmt.Fprintf(stderr, "toolwire: %v\n", err)
+			continue
+		}
+		return
+	}
 }
 
 // tokenSubject is the "sub" of an access token that is a JWT, read

@@ -343,3 +343,55 @@ func TestLoginPreregisteredClient(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginPasted: with the browser on another machine, the redirect
+// cannot reach toolwire's listener; the user pastes the address the
+// browser ended on, and the login completes. A pasted address of
+// another login is refused, and the login waits on.
+func TestLoginPasted(t *testing.T) {
+	hy := testhydra.Start(t, testhydra.DynamicClientScopes("openid", "offline", "offline_access", "mcp:tools"))
+	resource, _ := protectedServer(t, hy)
+	home := t.TempDir()
+	cfg := writeConfig(t, map[string]string{"calc": fmt.Sprintf(`{"url": %q}`, resource)})
+	cmd := exec.Command(build(t), "login", "calc", "--config", cfg, "--no-browser", "--timeout", "60s")
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "TOOLWIRE_TOKEN_STORE=file", "GORACE=atexit_sleep_ms=0")
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var scr screen
+	go func() { _, _ = tty.WriteTo(&scr) }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	scr.waitFor(t, "paste here the address it ends on")
+	m := regexp.MustCompile(`\n  (http\S+)\r?\n`).FindStringSubmatch(scr.String())
+	if m == nil {
+		cmd.Process.Kill()
+		t.Fatalf("no address to visit:\n%s", scr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	back, err := hy.Browse(ctx, m[1]) // the browser elsewhere: it never reaches 127.0.0.1
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	forged := *back
+	q := forged.Query()
+	q.Set("state", "not-this-login")
+	forged.RawQuery = q.Encode()
+	tty.WriteString(forged.String() + "\r")
+	scr.waitFor(t, "state does not match")
+	tty.WriteString(back.String() + "\r")
+	scr.waitFor(t, "Logged in to calc as "+testhydra.DefaultSubject)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("login: %v\n%s", err, scr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("login did not end:\n%s", scr.String())
+	}
+}

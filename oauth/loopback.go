@@ -207,7 +207,7 @@ func (l *Loopback) Deliver(rawURL string) error {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
 	want, _ := url.Parse(l.redirect)
 	if err != nil || u.Scheme != "http" || u.Path != want.Path {
-		return fmt.Errorf("oauth: not the login's redirect: want an address like %s?code=...&state=...", l.redirect)
+		return fmt.Errorf("oauth: not the login's redirect: want the address the browser ended on, %s with a code and a state", l.redirect)
 	}
 	p, err := l.take(u.Query())
 	if err != nil {

@@ -14,6 +14,7 @@ require (
 require (
 	github.com/apache/arrow-go/v18 v18.5.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10506.0 // indirect
@@ -43,9 +44,11 @@ require (
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/godbus/dbus/v5 v5.2.2
 	github.com/spf13/pflag v1.0.9
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0
 	github.com/toolwire/toolwire/toolsets/data v0.0.0
+	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/oauth2 v0.38.0
 )
 

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,8 +89,45 @@ type ServerConfig struct {
 	// their annotations say they change nothing.
 	Confirm []string `json:"confirm,omitempty"`
 
+	// OAuth configures the login to an HTTP server that asks for one (the
+	// MCP authorization flow): Claude Code's and Gemini CLI's "oauth"
+	// object; Cursor's "auth" is read into it too. Without it, toolwire
+	// logs in as a client it registers itself.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
+	// Auth is Cursor's name for OAuth.
+	Auth *OAuthConfig `json:"auth,omitempty"`
+
 	// Name is the server's key in the configuration.
 	Name string `json:"-"`
+	// target is the URL or command line as written, before ${VAR}
+	// expansion (see Target).
+	target string
+}
+
+// Target is the server's URL, or its command line, as the configuration
+// writes them: ${VAR} references are left as they are, so that no secret
+// from the environment shows when it is printed.
+func (sc *ServerConfig) Target() string {
+	if sc.target != "" {
+		return sc.target
+	}
+	if sc.URL != "" {
+		return sc.URL
+	}
+	return commandLine(sc.Command, sc.Args)
+}
+
+// commandLine joins a command and its arguments, quoting those that need
+// it.
+func commandLine(command string, args []string) string {
+	parts := make([]string, 0, 1+len(args))
+	for _, a := range append([]string{command}, args...) {
+		if a == "" || strings.ContainsAny(a, " \t\"'\\") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }
 
 // Duration is a time.Duration written as "30s" in JSON.
@@ -151,7 +189,8 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // knownKeys are the server keys toolwire reads.
 var knownKeys = []string{"command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers", "type",
-	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove", "confirm"}
+	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove", "confirm",
+	"oauth", "auth"}
 
 // otherAppKeys are server keys other apps document that mean nothing to
 // toolwire (approval lists, gallery metadata, ...): accepted in silence.
@@ -206,6 +245,11 @@ func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (
 		if err := sc.loadEnvFile(where, filepath.Dir(path)); err != nil {
 			return nil, err
 		}
+		warnings, err := sc.checkOAuth(where, filepath.Dir(path), keys)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Warnings = append(cfg.Warnings, warnings...)
 		if !sc.Disabled {
 			cfg.Servers[name] = &sc
 		}
@@ -255,6 +299,14 @@ var varRef = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}
 
 // expand resolves ${VAR} (and ${VAR:-default}) in every string value.
 func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool)) error {
+	switch {
+	case sc.URL != "":
+		sc.target = sc.URL
+	case sc.ServerURL != "":
+		sc.target = sc.ServerURL
+	default:
+		sc.target = commandLine(sc.Command, sc.Args)
+	}
 	var firstErr error
 	exp := func(key, s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(ref string) string {
@@ -299,6 +351,12 @@ func (sc *ServerConfig) expand(where string, lookup func(string) (string, bool))
 	}
 	for k, v := range sc.Inject {
 		sc.Inject[k] = json.RawMessage(exp("inject."+k, string(v)))
+	}
+	if sc.OAuth != nil {
+		sc.OAuth.expand("oauth", exp)
+	}
+	if sc.Auth != nil {
+		sc.Auth.expand("auth", exp)
 	}
 	return firstErr
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // DefaultConnectTimeout bounds starting a server and its handshake when the
@@ -82,6 +83,10 @@ type ConnectError struct {
 // Error names the server and the step; for a timeout, how long the host
 // waited and where that timeout comes from.
 func (e *ConnectError) Error() string {
+	var lr *LoginRequiredError
+	if errors.As(e.Err, &lr) {
+		return lr.Error()
+	}
 	if e.TimedOut {
 		return fmt.Sprintf("server %q: no answer to %s within %s", e.Server, e.Step, e.timeoutOrigin())
 	}
@@ -140,12 +145,12 @@ func (s *server) connect(ctx context.Context, c *mcp.Client) (*mcp.ClientSession
 	var sess *mcp.ClientSession
 	var err error
 	if s.sse {
-		sess, err = c.Connect(cctx, sseTransport(s.cfg))
+		sess, err = c.Connect(cctx, s.sseTransport())
 	} else {
 		sess, err = c.Connect(cctx, s.transport())
 		if err != nil && s.mayFallBack(cctx, err) {
 			var sseErr error
-			if sess, sseErr = c.Connect(cctx, sseTransport(s.cfg)); sseErr == nil {
+			if sess, sseErr = c.Connect(cctx, s.sseTransport()); sseErr == nil {
 				s.sse, err = true, nil
 			} else {
 				err = fmt.Errorf("%w; as HTTP+SSE (2024-11-05) it failed too: %v", err, sseErr)
@@ -154,6 +159,7 @@ func (s *server) connect(ctx context.Context, c *mcp.Client) (*mcp.ClientSession
 	}
 	waited := time.Since(start)
 	if err != nil {
+		err = s.loginError(err)
 		ce := &ConnectError{
 			Server: name, Step: StepStart, Waited: waited, Timeout: timeout, TimeoutSet: set,
 			Stdio: s.cfg.Command != "", Config: s.host.Config.Path, Err: err,
@@ -177,7 +183,7 @@ func (s *server) connect(ctx context.Context, c *mcp.Client) (*mcp.ClientSession
 // retrying as HTTP+SSE: the server was reached, answered with HTTP (not
 // MCP), and the configuration did not name the transport.
 func (s *server) mayFallBack(ctx context.Context, err error) bool {
-	if s.cfg.URL == "" || s.cfg.Type != "" || ctx.Err() != nil {
+	if s.cfg.URL == "" || s.cfg.Type != "" || ctx.Err() != nil || errors.Is(err, oauth.ErrLoginRequired) {
 		return false
 	}
 	var rpcErr *jsonrpc.Error

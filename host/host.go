@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/oauth"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -31,9 +33,19 @@ type Host struct {
 	// Observe, when set, is told as each server connects, is ready, or
 	// fails (see Event). It must not block for long.
 	Observe func(Event)
+	// Tokens keeps the OAuth grants of the HTTP servers that ask for a
+	// login; it is read only when a server does (a 401). Nil keeps them
+	// in memory for the host's life; toolwire passes the user's store
+	// (an oauth.UserStore: the OS keyring, or a file).
+	Tokens oauth.Store
+	// LoginCommand, when set, is how a user logs in to a server, with %s
+	// for its name (toolwire's is "toolwire login %s"): a
+	// LoginRequiredError names it.
+	LoginCommand string
 
-	mu      sync.Mutex
-	servers map[string]*server
+	mu        sync.Mutex
+	servers   map[string]*server
+	memTokens *oauth.MemoryStore
 }
 
 // New returns a host for a configuration.
@@ -50,6 +62,10 @@ type server struct {
 	lastErr  error
 	tools    []tool.Info
 	sse      bool // the URL answered only as HTTP+SSE
+	// clientOnce makes client, the HTTP client of an HTTP server that may
+	// use OAuth (see httpClient).
+	clientOnce sync.Once
+	client     *http.Client
 	// stale says the cached tools no longer hold; changed is signalled
 	// (never blocking) when the server says its list changed. Neither
 	// needs mu: the notification arrives on the connection's reader,
@@ -98,7 +114,7 @@ func (s *server) transport() mcp.ClientTransport {
 		sort.Strings(env)
 		return &mcp.CommandTransport{Command: c.Command, Args: c.Args, Env: env, Dir: c.Cwd, Stderr: s.host.Stderr}
 	default:
-		return s.host.httpTransport(c)
+		return s.httpTransport()
 	}
 }
 
@@ -198,6 +214,9 @@ func (s *server) listTools(ctx context.Context) ([]tool.Info, error) {
 		s.stale.Store(true)
 		if isTransportError(ctx, err) {
 			s.broken(sess, err)
+		}
+		if lerr := s.loginError(err); lerr != err {
+			return nil, lerr
 		}
 		return nil, fmt.Errorf("server %q: tools/list: %w", s.cfg.Name, err)
 	}
@@ -430,6 +449,7 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	}
 	res, err := sess.CallTool(ctx, t.def.Name, args)
 	if err != nil {
+		err = s.loginError(err)
 		if isTransportError(ctx, err) {
 			// The server is gone: no model can repair that.
 			s.broken(sess, err)

@@ -17,6 +17,15 @@ func (h *Host) ServerTools(ctx context.Context, servers ...string) ([]tool.Tool,
 	return h.toolsOf(ctx, servers)
 }
 
+// Server returns the configuration of the named server; a name that is
+// not configured is an error that lists the configured ones.
+func (h *Host) Server(name string) (*ServerConfig, error) {
+	if err := h.checkServers([]string{name}); err != nil {
+		return nil, err
+	}
+	return h.Config.Servers[name], nil
+}
+
 func (h *Host) checkServers(servers []string) error {
 	for _, n := range servers {
 		if _, ok := h.Config.Servers[n]; !ok {

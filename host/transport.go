@@ -6,17 +6,17 @@ import (
 	"github.com/toolwire/toolwire/mcp"
 )
 
-// httpTransport returns the client transport for an HTTP server.
-func (h *Host) httpTransport(c *ServerConfig) mcp.ClientTransport {
-	if c.Type == "sse" {
-		return sseTransport(c)
+// httpTransport returns the client transport of an HTTP server.
+func (s *server) httpTransport() mcp.ClientTransport {
+	if s.cfg.Type == "sse" {
+		return s.sseTransport()
 	}
-	return &mcp.HTTPTransport{URL: c.URL, Header: headers(c)}
+	return &mcp.HTTPTransport{URL: s.cfg.URL, Header: headers(s.cfg), HTTPClient: s.httpClient()}
 }
 
-// sseTransport returns the HTTP+SSE (2024-11-05) transport for a server.
-func sseTransport(c *ServerConfig) mcp.ClientTransport {
-	return &mcp.SSETransport{URL: c.URL, Header: headers(c)}
+// sseTransport returns the HTTP+SSE (2024-11-05) transport of a server.
+func (s *server) sseTransport() mcp.ClientTransport {
+	return &mcp.SSETransport{URL: s.cfg.URL, Header: headers(s.cfg), HTTPClient: s.httpClient()}
 }
 
 func headers(c *ServerConfig) http.Header {

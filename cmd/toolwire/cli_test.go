@@ -24,10 +24,15 @@ import (
 // The test binary doubles as an MCP server for the CLI to start: with
 // TOOLWIRE_TEST_SERVER set it serves the calc tools over stdio, after
 // creating the file $TOOLWIRE_TEST_MARKER (to show it ran) and sleeping
-// $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers.
+// $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers. With
+// TOOLWIRE_TEST_BROWSER set, it is the browser of the login tests (see
+// testBrowser).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TOOLWIRE_TEST_SERVER"); mode != "" {
 		os.Exit(testServer(mode))
+	}
+	if to := os.Getenv("TOOLWIRE_TEST_BROWSER"); to != "" {
+		os.Exit(testBrowser(to, os.Args[1:]))
 	}
 	dir, err := os.MkdirTemp("", "toolwire-cli-test")
 	if err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolwire/toolwire/host"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // hostOptions are the flags of the commands that use the configured
@@ -39,11 +40,22 @@ type session struct {
 	progress *progress
 	cancel   context.CancelFunc
 	cache    *nameCache
+	tokens   *oauth.UserStore
+	// note receives the note of where tokens went, when a command (not a
+	// login) made the token file: nil when -q.
+	note io.Writer
 }
 
-// close stops the progress display, the servers, and the context.
+// close stops the progress display, the servers, and the context; it
+// says where the tokens went if this command was the first to keep
+// some in the token file (a server's client credentials, say).
 func (s *session) close() {
 	s.progress.close()
+	if s.note != nil && s.tokens.Created() {
+		if where, err := s.tokens.Where(s.ctx); err == nil {
+			fmt.Fprintf(s.note, "toolwire: login tokens are kept %s\n", where)
+		}
+	}
 	s.cancel()
 	s.Host.Close()
 }
@@ -59,9 +71,17 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, fmt.Errorf("config %s has no servers under \"mcpServers\" (see toolwire help config)", cfg.Path)
 	}
+	store, err := tokenStore()
+	if err != nil {
+		return nil, err
+	}
 	h := host.New(cfg)
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
-	s := &session{Host: h, cache: newNameCache(cfg.Path)}
+	h.Tokens, h.LoginCommand = store, o.loginCommand()
+	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}
+	if !o.g.quiet {
+		s.note = stderr
+	}
 	switch {
 	case o.g.verbose:
 		h.Stderr = stderr
@@ -145,6 +165,9 @@ func hints(err error, verbose bool) []string {
 			seen[s] = true
 			out = append(out, s)
 		}
+	}
+	if errors.Is(err, oauth.ErrKeyring) {
+		add(fmt.Sprintf("%s=file keeps the login tokens in ~/.config/toolwire/tokens.json instead, readable only by you (toolwire login again then)", tokenStoreEnv))
 	}
 	for _, ce := range connectErrors(err) {
 		if ce.Stdio && !verbose {

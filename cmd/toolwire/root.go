@@ -45,6 +45,7 @@ Start with:
 	root.AddCommand(
 		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g), newChatCmd(g), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
+		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g),
 		newVersionCmd(), newConfigTopic(),
 	)
 	return root
@@ -183,6 +184,40 @@ parameters the host fills, hidden from models), disabled, allow (tools an
 agent may run without asking though they may change things; Cline's
 alwaysAllow and autoApprove are read as allow), confirm (tools an agent asks
 about though they say they change nothing).
+
+Logins (OAuth). An HTTP server that requires authorization answers 401;
+toolwire then says to run toolwire login NAME, which opens the browser and
+keeps the tokens (in the OS keyring, else in ~/.config/toolwire/tokens.json,
+readable only by you; $TOOLWIRE_TOKEN_STORE=file or keyring chooses).
+toolwire logout NAME forgets them, toolwire servers lists who you are
+logged in as. Nothing needs configuring when the server's authorization
+server lets clients register themselves; otherwise, an "oauth" object
+(Claude Code's and Gemini CLI's keys; Cursor's "auth" with CLIENT_ID and
+CLIENT_SECRET is read too):
+
+  "slack": {"url": "https://mcp.slack.com/mcp", "oauth": {
+    "clientId": "123.456", "clientSecret": "${SLACK_CLIENT_SECRET}",
+    "callbackPort": 8765, "scopes": ["channels:read"]}}
+
+clientId, clientSecret: a client registered beforehand (write the secret
+as ${VAR}: toolwire warns about a secret written in the file); scopes: a
+list or one space-separated string, asked for instead of the server's;
+callbackPort: the redirect is http://localhost:PORT/callback (else
+http://127.0.0.1 on a free port), or redirectUri: the whole loopback URI;
+tokenEndpointAuthMethod: client_secret_basic, client_secret_post or none;
+clientMetadataUrl: a Client ID Metadata Document to use as the client id;
+enabled: false turns OAuth off. A server with its own Authorization header
+does not use OAuth.
+
+Machine to machine (CI, services; no user, no browser: the MCP extension
+oauth-client-credentials): "grantType": "client_credentials" with clientId
+and clientSecret, or with a private key that signs a JWT assertion
+(privateKeyFile, a PEM file relative to this file, or privateKey as
+${VAR}; keyId and alg such as ES256 optional):
+
+  "ci": {"url": "https://mcp.example.com/mcp", "oauth": {
+    "grantType": "client_credentials", "clientId": "ci-bot",
+    "clientSecret": "${CI_CLIENT_SECRET}"}}
 
 The file is --config, else $TOOLWIRE_CONFIG, else ~/.config/toolwire/mcp.json
 (os.UserConfigDir). When that does not exist, toolwire uses the first it

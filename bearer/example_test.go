@@ -10,6 +10,9 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
+// Auth is what mcp.HTTPConfig.Auth takes.
+var _ mcp.Authenticator = (*bearer.Auth)(nil)
+
 // An MCP server over HTTP that requires access tokens from an
 // authorization server: every request needs scope "mcp", and a call of
 // the tool "whoami" needs "profile" too. Tools know who calls

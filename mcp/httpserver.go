@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"time"
-
-	"github.com/toolwire/toolwire/bearer"
 )
 
 // Timeouts of the net/http server NewHTTPServer configures. A request's
@@ -63,8 +61,8 @@ type HTTPConfig struct {
 	// serves the Protected Resource Metadata (its Metadata) at
 	// /.well-known/oauth-protected-resource, followed by /mcp, or by the
 	// path of the resource's URL, or by nothing. Callers are then the
-	// tokens' users; see package bearer.
-	Auth *bearer.Auth
+	// tokens' users. Package bearer's Auth is one.
+	Auth Authenticator
 	// MaxSessions caps the legacy sessions open at once, as
 	// HTTPHandler.MaxSessions; zero means DefaultMaxSessions.
 	MaxSessions int
@@ -113,6 +111,23 @@ func NewHTTPEndpoints(s *Server, cfg HTTPConfig) (hs *http.Server, end func()) {
 		handler = cfg.Middleware(mux)
 	}
 	return cfg.server(handler), h.Close
+}
+
+// An Authenticator requires credentials on HTTP endpoints and says who
+// sends them; HTTPConfig.Auth takes one. Package bearer's Auth is the
+// OAuth 2.1 one (bearer tokens, Protected Resource Metadata).
+type Authenticator interface {
+	// Require wraps an endpoint: it refuses requests without valid
+	// credentials and names the caller of those it lets through (see
+	// tool.WithCaller).
+	Require(next http.Handler) http.Handler
+	// Authorize is HTTPHandler.Authorize: it checks what one decoded
+	// message may do.
+	Authorize(w http.ResponseWriter, r *http.Request, method, name string) bool
+	// Metadata serves the Protected Resource Metadata; MetadataURL is
+	// where clients are told to find it.
+	Metadata() http.Handler
+	MetadataURL() string
 }
 
 // metadataPath is where Protected Resource Metadata is (RFC 9728).

@@ -330,7 +330,9 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 		AllowedOrigins: o.origins,
 		MaxSessions:    o.maxSessions,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		Auth:           auth,
+	}
+	if auth != nil {
+		cfg.Auth = auth
 	}
 	if reqlog != nil {
 		cfg.Middleware = reqlog.handler

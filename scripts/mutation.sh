@@ -74,7 +74,7 @@ run_entry() {
     return
   fi
   local t0=$SECONDS out status=0
-  out=$(cd "$tree/$dir" && go test -count=1 -timeout "$timeout" -run "$run" "$pkg" 2>&1) || status=$?
+  out=$(cd "$tree/$dir" && go test -count=1 -timeout "$timeout" -run "$run" "$pkg" 2>&1 </dev/null) || status=$?
   cp "$tmp/orig" "$target"
   local took=$((SECONDS - t0))s test="$dir: go test -run '$run' $pkg"
   if [ "$status" -eq 0 ]; then

@@ -19,7 +19,8 @@ import (
 // and started as args (after the binary).
 type coldServer struct {
 	name  string
-	dir   string // where to build, from bench/
+	dir   string   // where to build, from bench/
+	env   []string // added to go build's environment
 	build []string
 	args  []string
 }
@@ -27,13 +28,15 @@ type coldServer struct {
 // coldServers: go-sdk's example server (examples/server/hello, its own
 // code, built here), the toolwire binary as an MCP client launches it
 // (toolwire serve: the calc toolset), the same serving the data toolset,
-// and servers/toolwirecalc (the calc toolset without the rest of the
-// binary).
+// servers/toolwirecalc (the calc toolset without the rest of the binary)
+// and the toolwire binary built without cgo, so without DuckDB (what
+// linking DuckDB costs a server that does not open it).
 var coldServers = []coldServer{
 	{name: "gosdk-hello", dir: ".", build: []string{"github.com/modelcontextprotocol/go-sdk/examples/server/hello"}},
 	{name: "toolwire-serve", dir: "..", build: []string{"./cmd/toolwire"}, args: []string{"serve"}},
 	{name: "toolwire-serve-data", dir: "..", build: []string{"./cmd/toolwire"}, args: []string{"serve", "data"}},
 	{name: "toolwirecalc", dir: ".", build: []string{"./servers/toolwirecalc"}},
+	{name: "toolwire-nocgo-serve", dir: "..", env: []string{"CGO_ENABLED=0"}, build: []string{"./cmd/toolwire"}, args: []string{"serve"}},
 }
 
 var (
@@ -56,14 +59,14 @@ func buildCold(tb testing.TB) {
 		coldBins = map[string]string{}
 		built := map[string]string{}
 		for _, s := range coldServers {
-			key := s.dir + " " + strings.Join(s.build, " ")
+			key := strings.Join(s.env, " ") + " " + s.dir + " " + strings.Join(s.build, " ")
 			if bin, ok := built[key]; ok {
 				coldBins[s.name] = bin
 				continue
 			}
 			bin := filepath.Join(buildDir, "cold-"+s.name)
 			cmd := exec.Command("go", append([]string{"build", "-o", bin}, s.build...)...)
-			cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, os.Stderr, os.Stderr
+			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, append(os.Environ(), s.env...), os.Stderr, os.Stderr
 			if coldErr = cmd.Run(); coldErr != nil {
 				coldErr = fmt.Errorf("go build %s: %w", strings.Join(s.build, " "), coldErr)
 				return
@@ -130,8 +133,8 @@ func TestColdStart(t *testing.T) {
 // BenchmarkColdStart is the time from starting a server program to the
 // first line of its answer to initialize over stdio, what a client that
 // launches the server waits: go-sdk's example server against the
-// toolwire binary (toolwire serve, and toolwire serve data) and
-// servers/toolwirecalc. Each b.N starts every server once, in an order
+// toolwire binary (toolwire serve, and toolwire serve data),
+// servers/toolwirecalc and toolwire serve built without DuckDB. Each b.N starts every server once, in an order
 // that turns by one each time, so that the machine's drift weighs on all
 // alike. Reported: each server's median (ms) and the ratio of its median
 // to go-sdk's (x-gosdk). Run it with a fixed count:

@@ -815,11 +815,14 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	last := r.Header.Get(HeaderLastEventID)
-	if last == "" && sess.standalone.busy() {
+	if last == "" && !sess.standalone.reserve() {
 		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "conflict: this session already has an open GET stream; only one is allowed"))
 		return
 	}
 	if !h.Server.acquireStream() {
+		if last == "" {
+			sess.standalone.unreserve()
+		}
 		writeBusy(w, jsonrpc.ID{}, "%d SSE streams are open, the most this server allows: close the streams you no longer read, or raise the cap (Server.MaxStreams; toolwire serve --max-streams)", h.Server.maxStreams())
 		return
 	}

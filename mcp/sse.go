@@ -595,12 +595,29 @@ type sessionOut struct {
 	mu     sync.Mutex
 	stream *eventStream
 	w      *sseWriter
+	// reserved holds the stream for a GET between its check and its
+	// attach, while it sends its headers: a second GET in that time is
+	// refused, not answered with a stream that ends at once.
+	reserved bool
 }
 
-func (o *sessionOut) busy() bool {
+// reserve claims the standalone stream for a GET that will attach to it;
+// false when another GET has it or claimed it.
+func (o *sessionOut) reserve() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.w != nil
+	if o.w != nil || o.reserved {
+		return false
+	}
+	o.reserved = true
+	return true
+}
+
+// unreserve gives up a claim that will not be attached.
+func (o *sessionOut) unreserve() {
+	o.mu.Lock()
+	o.reserved = false
+	o.mu.Unlock()
 }
 
 func (o *sessionOut) attach(w *sseWriter) bool {
@@ -609,7 +626,7 @@ func (o *sessionOut) attach(w *sseWriter) bool {
 	if o.w != nil {
 		return false
 	}
-	o.w = w
+	o.w, o.reserved = w, false
 	o.stream = o.events.newStream(w)
 	return true
 }

@@ -687,22 +687,17 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 // Streamable HTTP it leaves out, with a warning to the Logger, tools whose
 // x-mcp-header annotations are invalid, as that transport requires.
 func (s *ClientSession) ListTools(ctx context.Context) ([]tool.Info, error) {
-	var all []tool.Info
-	cursor := ""
 	var expire time.Time
-	for page := 0; ; page++ {
-		var res ListToolsResult
-		if err := s.Call(ctx, MethodToolsList, &PaginatedParams{Cursor: cursor}, &res); err != nil {
-			return nil, err
-		}
-		if res.TTLMs != nil && page == 0 {
+	first := true
+	all, err := listAll(ctx, s, MethodToolsList, func(res *ListToolsResult) ([]tool.Info, string) {
+		if res.TTLMs != nil && first {
 			expire = time.Now().Add(time.Duration(*res.TTLMs) * time.Millisecond)
 		}
-		all = append(all, res.Tools...)
-		if res.NextCursor == "" || page > 10000 {
-			break
-		}
-		cursor = res.NextCursor
+		first = false
+		return res.Tools, res.NextCursor
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := s.conn.(interface{ isHTTP() }); ok {
 		// Tools whose arguments cannot be mirrored into headers as
@@ -725,6 +720,54 @@ func (s *ClientSession) ListTools(ctx context.Context) ([]tool.Info, error) {
 	}
 	s.mu.Unlock()
 	return all, nil
+}
+
+// ListResources returns every resource of the server, following
+// pagination.
+func (s *ClientSession) ListResources(ctx context.Context) ([]Resource, error) {
+	return listAll(ctx, s, MethodResourcesList, func(res *ListResourcesResult) ([]Resource, string) {
+		return res.Resources, res.NextCursor
+	})
+}
+
+// ListResourceTemplates returns every resource template of the server,
+// following pagination.
+func (s *ClientSession) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
+	return listAll(ctx, s, MethodResourceTemplatesList, func(res *ListResourceTemplatesResult) ([]ResourceTemplate, string) {
+		return res.ResourceTemplates, res.NextCursor
+	})
+}
+
+// ListPrompts returns every prompt of the server, following pagination.
+func (s *ClientSession) ListPrompts(ctx context.Context) ([]Prompt, error) {
+	return listAll(ctx, s, MethodPromptsList, func(res *ListPromptsResult) ([]Prompt, string) {
+		return res.Prompts, res.NextCursor
+	})
+}
+
+// maxListPages bounds the pages of one listing, against a server that
+// never stops giving a next cursor.
+const maxListPages = 10000
+
+// listAll calls a list method, following each next cursor until the
+// server gives none; page returns the items and the next cursor of one
+// result.
+func listAll[R, T any](ctx context.Context, s *ClientSession, method string, page func(*R) ([]T, string)) ([]T, error) {
+	var all []T
+	cursor := ""
+	for range maxListPages {
+		var res R
+		if err := s.Call(ctx, method, &PaginatedParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		items, next := page(&res)
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("%s: the server gave more than %d pages, each with a next cursor; giving up", method, maxListPages)
 }
 
 // ToolsFresh reports whether the tools last returned by ListTools still

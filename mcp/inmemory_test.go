@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,6 +138,9 @@ type scriptConn struct {
 	in     chan *jsonrpc.Message
 	answer func(m *jsonrpc.Message) *jsonrpc.Message // nil: no answer
 	closed chan struct{}
+
+	mu   sync.Mutex
+	sent []string // the methods written
 }
 
 func (c *scriptConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
@@ -154,6 +158,9 @@ func (c *scriptConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
 }
 
 func (c *scriptConn) Write(_ context.Context, m *jsonrpc.Message) error {
+	c.mu.Lock()
+	c.sent = append(c.sent, m.Method)
+	c.mu.Unlock()
 	if m.IsRequest() {
 		if r := c.answer(m); r != nil {
 			c.in <- r
@@ -283,5 +290,84 @@ func TestBuiltinConn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestListPaging: the List methods of a session follow the server's
+// pages, for tools, resources, templates and prompts.
+func TestListPaging(t *testing.T) {
+	srv := newServer(t, echoTool(), addTool(), fragileTool())
+	srv.PageSize = 2
+	for i := range 5 {
+		if err := srv.AddResource(mcp.Resource{URI: fmt.Sprintf("mem:///%d", i), Name: fmt.Sprint(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.AddResourceTemplate(mcp.ResourceTemplate{URITemplate: fmt.Sprintf("mem:///%d/{x}", i), Name: fmt.Sprint(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.AddPrompt(mcp.Prompt{Name: fmt.Sprint("p", i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, version := range []string{"", mcp.Version20251125} {
+		sess := connect(t, &mcp.InMemoryTransport{Server: srv}, version)
+		ctx := context.Background()
+		count := func(n int, err error) string { return fmt.Sprint(n, " ", err) }
+		tests := []struct {
+			name string
+			got  string
+			want string
+		}{
+			{"tools", count(lenOf(sess.ListTools(ctx))), "3 <nil>"},
+			{"resources", count(lenOf(sess.ListResources(ctx))), "5 <nil>"},
+			{"templates", count(lenOf(sess.ListResourceTemplates(ctx))), "5 <nil>"},
+			{"prompts", count(lenOf(sess.ListPrompts(ctx))), "5 <nil>"},
+		}
+		for _, tt := range tests {
+			if tt.got != tt.want {
+				t.Errorf("%s, version %q: %s, want %s", tt.name, version, tt.got, tt.want)
+			}
+		}
+	}
+}
+
+func lenOf[T any](list []T, err error) (int, error) { return len(list), err }
+
+// TestListPagingBound: a server that always gives a next cursor is given
+// up on, saying so.
+func TestListPagingBound(t *testing.T) {
+	conn := &scriptConn{in: make(chan *jsonrpc.Message, 10), closed: make(chan struct{})}
+	conn.answer = func(m *jsonrpc.Message) *jsonrpc.Message {
+		res := any(map[string]any{"prompts": []any{}, "nextCursor": "again"})
+		if m.Method == mcp.MethodInitialize {
+			res = mcp.InitializeResult{ProtocolVersion: mcp.Version20251125, ServerInfo: mcp.Implementation{Name: "script"}}
+		}
+		b, _ := json.Marshal(res)
+		return &jsonrpc.Message{ID: m.ID, Result: b}
+	}
+	sess := connect(t, scriptTransport{conn}, mcp.Version20251125)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := sess.ListPrompts(ctx)
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 pages") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+// TestInitializeNotCancelled: a handshake cut short by its context sends
+// no cancellation of initialize, which the protocol forbids.
+func TestInitializeNotCancelled(t *testing.T) {
+	conn := &scriptConn{in: make(chan *jsonrpc.Message, 10), closed: make(chan struct{}),
+		answer: func(*jsonrpc.Message) *jsonrpc.Message { return nil }}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c := &mcp.Client{ProtocolVersion: mcp.Version20251125}
+	if _, err := c.Connect(ctx, scriptTransport{conn}); err == nil {
+		t.Fatal("connected to a server that never answers")
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if fmt.Sprint(conn.sent) != "[initialize]" {
+		t.Errorf("sent %v; want only initialize", conn.sent)
 	}
 }

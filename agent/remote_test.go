@@ -62,4 +62,3 @@ func TestRemoteToolsLikeLocal(t *testing.T) {
 		}
 	}
 }
-

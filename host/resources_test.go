@@ -88,8 +88,10 @@ func TestResourcesOfEachServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := memHost(t, map[string]*mcp.Server{"a": withItems, "b": newFakeServer("plain")}, map[string]*ServerConfig{
-		"a": {}, "b": {}, "c": {Command: "definitely-not-a-command-xyz"},
+	h := memHost(t, map[string]*mcp.Server{"a": withItems}, map[string]*ServerConfig{
+		"a": {},
+		"b": {Transport: pipeTransport{dottedServer}}, // tools only: resources/list would fail
+		"c": {Command: "definitely-not-a-command-xyz"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/joho/godotenv"
 
+	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -37,7 +38,8 @@ type Config struct {
 	Warnings []string
 }
 
-// ServerConfig configures one server. Command (stdio) or URL (HTTP) is set.
+// ServerConfig configures one server. Command (stdio) or URL (HTTP) is set,
+// or, by a program, Transport.
 type ServerConfig struct {
 	// stdio
 	Command string            `json:"command,omitempty"`
@@ -96,6 +98,11 @@ type ServerConfig struct {
 	OAuth *OAuthConfig `json:"oauth,omitempty"`
 	// Auth is Cursor's name for OAuth.
 	Auth *OAuthConfig `json:"auth,omitempty"`
+
+	// Transport, set by a program (no configuration file can), reaches
+	// the server in place of Command or URL: its own transport, or an
+	// mcp.InMemoryTransport to test a host without processes.
+	Transport mcp.ClientTransport `json:"-"`
 
 	// Name is the server's key in the configuration.
 	Name string `json:"-"`

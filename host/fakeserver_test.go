@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -25,7 +26,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func fakeServer(mode string) int {
+// newFakeServer returns the fake server of a mode: "live" (liveTools),
+// "wind" (remoteWindTool), else ping and a weather tool whose result
+// violates its output schema.
+func newFakeServer(mode string) *mcp.Server {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "fake", Version: "1"}}
 	switch mode {
 	case "live":
@@ -42,10 +46,31 @@ func fakeServer(mode string) int {
 				}),
 		)
 	}
+	return srv
+}
+
+// memHost returns a host whose servers are served in memory, with no
+// process: for tests that only talk to servers. Each configuration gets
+// its Name from its key and, unless it has a Command or URL, the server
+// of its key in servers.
+func memHost(t *testing.T, servers map[string]*mcp.Server, cfgs map[string]*ServerConfig) *Host {
+	t.Helper()
+	for name, sc := range cfgs {
+		sc.Name = name
+		if sc.Command == "" && sc.URL == "" && sc.Transport == nil {
+			sc.Transport = &mcp.InMemoryTransport{Server: servers[name]}
+		}
+	}
+	h := New(&Config{Path: "mem.json", Servers: cfgs})
+	h.Client.ProbeTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func fakeServer(mode string) int {
+	srv := newFakeServer(mode)
 	var out io.Writer = os.Stdout
 	switch mode {
-	case "dotted":
-		return dottedServer(os.Stdin, os.Stdout)
 	case "silent":
 		_, _ = io.Copy(io.Discard, os.Stdin) // reads everything, answers nothing
 		return 0
@@ -159,7 +184,7 @@ func TestMisbehavingServers(t *testing.T) {
 		}
 	})
 	t.Run("result violates outputSchema", func(t *testing.T) {
-		h, _ := fakeHost(t, "plain")
+		h := memHost(t, map[string]*mcp.Server{"fake": newFakeServer("plain")}, map[string]*ServerConfig{"fake": {}})
 		reg := registry(t, h)
 		res := call(t, reg, "fake__weather", `{}`)
 		if !res.IsError || !strings.Contains(res.Content[0].Text, "outputSchema") || !strings.Contains(res.Content[0].Text, "celsius") {
@@ -202,4 +227,49 @@ func dottedServer(r io.Reader, w io.Writer) int {
 		}
 		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 	}
+}
+
+// pipeTransport is a test's own mcp.ClientTransport: each Connect runs
+// serve on a goroutine over a pair of in-memory pipes of newline-delimited
+// JSON, for a server that is not an mcp.Server (dottedServer).
+type pipeTransport struct {
+	serve func(r io.Reader, w io.Writer) int
+}
+
+func (p pipeTransport) Connect(context.Context) (mcp.ClientConn, error) {
+	fromServer, toClient := io.Pipe()
+	fromClient, toServer := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.serve(fromClient, toClient)
+		toClient.Close()
+	}()
+	return &pipeConn{r: fromServer, w: toServer, lr: jsonrpc.NewLineReader(fromServer, 0), lw: jsonrpc.NewLineWriter(toServer), done: done}, nil
+}
+
+type pipeConn struct {
+	r    *io.PipeReader
+	w    *io.PipeWriter
+	lr   *jsonrpc.LineReader
+	lw   *jsonrpc.LineWriter
+	done chan struct{}
+}
+
+func (c *pipeConn) Read(ctx context.Context) (*jsonrpc.Message, error) {
+	defer context.AfterFunc(ctx, func() { c.r.Close() })()
+	line, err := c.lr.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	return c.lr.Decode(line)
+}
+
+func (c *pipeConn) Write(_ context.Context, m *jsonrpc.Message) error { return c.lw.Write(m) }
+
+func (c *pipeConn) Close() error {
+	c.w.Close() // the server reads the end of its input and returns
+	<-c.done
+	c.r.Close()
+	return nil
 }

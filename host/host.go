@@ -106,6 +106,8 @@ func (h *Host) ServerNames() []string {
 func (s *server) transport() mcp.ClientTransport {
 	c := s.cfg
 	switch {
+	case c.Transport != nil:
+		return c.Transport
 	case c.Command != "":
 		env := make([]string, 0, len(c.Env))
 		for k, v := range c.Env {
@@ -273,30 +275,20 @@ func (h *Host) toolsOf(ctx context.Context, names []string) ([]tool.Tool, error)
 	type listing struct {
 		srv   *server
 		tools []tool.Info
-		err   error
 	}
 	results := make([]listing, len(names))
-	var wg sync.WaitGroup
-	for i, n := range names {
-		srv, err := h.server(n)
-		if err != nil {
-			results[i].err = err
-			continue
-		}
+	failed := h.fanOut(names, func(i int, srv *server) error {
 		results[i].srv = srv
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i].tools, results[i].err = srv.listTools(ctx)
-		}()
-	}
-	wg.Wait()
+		var err error
+		results[i].tools, err = srv.listTools(ctx)
+		return err
+	})
 	var out []tool.Tool
 	var errs []error
 	owner := map[string]string{}
 	for i, r := range results {
-		if r.err != nil {
-			errs = append(errs, &ServerError{Server: names[i], Err: r.err})
+		if failed[i] != nil {
+			errs = append(errs, failed[i])
 			continue
 		}
 		for _, rt := range r.srv.remoteTools(r.tools) {

@@ -3,27 +3,17 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/toolwire/toolwire/mcp"
 )
 
 func TestLookup(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseConfig("two.json", fmt.Appendf(nil, `{"mcpServers": {
-		"fake": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": "plain"}},
-		"broken": {"command": "definitely-not-a-command-xyz"}
-	}}`, self), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(cfg)
-	h.Client.ProbeTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { h.Close() })
+	h := memHost(t, map[string]*mcp.Server{"fake": newFakeServer("plain")}, map[string]*ServerConfig{
+		"fake":   {},
+		"broken": {Command: "definitely-not-a-command-xyz"},
+	})
 	var started []string
 	h.Observe = func(e Event) {
 		if e.State == Connecting {

@@ -11,7 +11,7 @@ import (
 // providers reject, is listed under a safe name and called by it, and the
 // server receives its own name.
 func TestRemoteNameRoundTrip(t *testing.T) {
-	h, _ := fakeHost(t, "dotted")
+	h := memHost(t, nil, map[string]*ServerConfig{"fake": {Transport: pipeTransport{dottedServer}}})
 	reg := registry(t, h)
 	tools := reg.Tools()
 	if len(tools) != 1 {

@@ -35,44 +35,14 @@ func (h *Host) eachServer(ctx context.Context, servers []string, has func(mcp.Se
 	} else if err := h.checkServers(servers); err != nil {
 		return err
 	}
-	errs := make([]error, len(servers))
-	var wg sync.WaitGroup
-	for i, n := range servers {
-		s, err := h.server(n)
-		if err != nil {
-			errs[i] = err
-			continue
+	errs := h.fanOut(servers, func(_ int, s *server) error {
+		sess, err := s.connected(ctx)
+		if err == nil && has(sess.ServerCapabilities()) {
+			err = fn(ctx, s, sess)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sess, err := s.connected(ctx)
-			if err == nil && has(sess.ServerCapabilities()) {
-				err = fn(ctx, s, sess)
-			}
-			if err != nil {
-				errs[i] = &ServerError{Server: n, Err: err}
-			}
-		}()
-	}
-	wg.Wait()
+		return err
+	})
 	return errors.Join(errs...)
-}
-
-// paginate calls a list method until the server gives no next cursor;
-// page decodes one result and returns its cursor.
-func paginate[R any](ctx context.Context, sess *mcp.ClientSession, method string, page func(*R) string) error {
-	cursor := ""
-	for range 10000 {
-		var res R
-		if err := sess.Call(ctx, method, &mcp.PaginatedParams{Cursor: cursor}, &res); err != nil {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		if cursor = page(&res); cursor == "" {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: more than 10000 pages", method)
 }
 
 // Resources lists the resources of the named servers (all when none are
@@ -83,14 +53,16 @@ func (h *Host) Resources(ctx context.Context, servers ...string) ([]ServerResour
 	var out []ServerResource
 	err := h.eachServer(ctx, servers, func(c mcp.ServerCapabilities) bool { return c.Resources != nil },
 		func(ctx context.Context, s *server, sess *mcp.ClientSession) error {
-			return paginate(ctx, sess, mcp.MethodResourcesList, func(res *mcp.ListResourcesResult) string {
-				mu.Lock()
-				for _, r := range res.Resources {
-					out = append(out, ServerResource{Server: s.cfg.Name, Resource: r})
-				}
-				mu.Unlock()
-				return res.NextCursor
-			})
+			list, err := sess.ListResources(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", mcp.MethodResourcesList, err)
+			}
+			mu.Lock()
+			for _, r := range list {
+				out = append(out, ServerResource{Server: s.cfg.Name, Resource: r})
+			}
+			mu.Unlock()
+			return nil
 		})
 	return out, err
 }
@@ -142,16 +114,18 @@ func (h *Host) Prompts(ctx context.Context, servers ...string) ([]ServerPrompt, 
 	var out []ServerPrompt
 	err := h.eachServer(ctx, servers, func(c mcp.ServerCapabilities) bool { return c.Prompts != nil },
 		func(ctx context.Context, s *server, sess *mcp.ClientSession) error {
-			return paginate(ctx, sess, mcp.MethodPromptsList, func(res *mcp.ListPromptsResult) string {
-				mu.Lock()
-				for _, p := range res.Prompts {
-					sp := ServerPrompt{Server: s.cfg.Name, Prompt: p, RemoteName: p.Name}
-					sp.Name = s.cfg.ToolPrefix() + p.Name
-					out = append(out, sp)
-				}
-				mu.Unlock()
-				return res.NextCursor
-			})
+			list, err := sess.ListPrompts(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", mcp.MethodPromptsList, err)
+			}
+			mu.Lock()
+			for _, p := range list {
+				sp := ServerPrompt{Server: s.cfg.Name, Prompt: p, RemoteName: p.Name}
+				sp.Name = s.cfg.ToolPrefix() + p.Name
+				out = append(out, sp)
+			}
+			mu.Unlock()
+			return nil
 		})
 	return out, err
 }

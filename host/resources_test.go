@@ -3,9 +3,12 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolwire/toolwire/mcp"
 )
 
 func TestResourcesAndPrompts(t *testing.T) {
@@ -69,5 +72,54 @@ func TestResourcesAndPrompts(t *testing.T) {
 	var nf *NotFoundError
 	if _, err := h.GetPrompt(ctx, "other__x", nil); !errors.As(err, &nf) || nf.Kind != "prompt" {
 		t.Errorf("GetPrompt(other__x) = %v; want a NotFoundError", err)
+	}
+}
+
+// TestResourcesOfEachServer: Resources and Prompts gather every page of
+// each server that offers them, at once, skip servers that do not, and
+// report a server that fails as a *ServerError naming it.
+func TestResourcesOfEachServer(t *testing.T) {
+	withItems := &mcp.Server{Info: mcp.Implementation{Name: "a", Version: "1"}, PageSize: 1}
+	for _, n := range []string{"x", "y", "z"} {
+		if err := withItems.AddResource(mcp.Resource{URI: "mem:///" + n, Name: n}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := withItems.AddPrompt(mcp.Prompt{Name: n}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := memHost(t, map[string]*mcp.Server{"a": withItems}, map[string]*ServerConfig{
+		"a": {},
+		"b": {Transport: pipeTransport{dottedServer}}, // tools only: resources/list would fail
+		"c": {Command: "definitely-not-a-command-xyz"},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, rerr := h.Resources(ctx)
+	prompts, perr := h.Prompts(ctx)
+	var uris, names []string
+	for _, r := range res {
+		uris = append(uris, r.Server+" "+r.URI)
+	}
+	for _, p := range prompts {
+		names = append(names, p.Server+" "+p.Name)
+	}
+	tests := []struct {
+		what string
+		got  []string
+		err  error
+		want string
+	}{
+		{"resources", uris, rerr, "[a mem:///x a mem:///y a mem:///z]"},
+		{"prompts", names, perr, "[a a__x a a__y a a__z]"},
+	}
+	for _, tt := range tests {
+		if fmt.Sprint(tt.got) != tt.want {
+			t.Errorf("%s = %v, want %s", tt.what, tt.got, tt.want)
+		}
+		var se *ServerError
+		if !errors.As(tt.err, &se) || se.Server != "c" || !strings.Contains(tt.err.Error(), "definitely-not-a-command-xyz") {
+			t.Errorf("%s error = %v; want a *ServerError for server c", tt.what, tt.err)
+		}
 	}
 }

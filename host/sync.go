@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/toolwire/toolwire/tool"
@@ -23,24 +22,11 @@ import (
 // removed, with the reason, and is restarted; its tools come back once it
 // answers again. A listing of reg is never a mix of old and new tools.
 func (h *Host) Sync(ctx context.Context, reg *tool.Registry) error {
-	names := h.ServerNames()
-	errs := make([]error, len(names))
-	var first sync.WaitGroup
-	for i, n := range names {
-		srv, err := h.server(n)
-		if err != nil {
-			errs[i] = &ServerError{Server: n, Err: err}
-			continue
-		}
-		first.Add(1)
-		go srv.sync(ctx, reg, func(err error) {
-			if err != nil {
-				errs[i] = &ServerError{Server: n, Err: err}
-			}
-			first.Done()
-		})
-	}
-	first.Wait()
+	errs := h.fanOut(h.ServerNames(), func(_ int, srv *server) error {
+		first := make(chan error, 1)
+		go srv.sync(ctx, reg, func(err error) { first <- err })
+		return <-first
+	})
 	return errors.Join(errs...)
 }
 

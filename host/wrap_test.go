@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -124,18 +124,10 @@ func callOutcome(ctx context.Context, reg *tool.Registry, args string) outcome {
 // on the argument sets of mcp/typed_test.go and a model that sends a value
 // for the injected parameter.
 func TestWrappingChangesNothing(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseConfig("wind.json", fmt.Appendf(nil, `{"mcpServers": {"w": {"command": %q, "env": {"TOOLWIRE_FAKE_SERVER": "wind"}, "prefix": "", "inject": {"station": "alpha"}}}}`, self),
-		func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(cfg)
-	h.Client.ProbeTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { h.Close() })
+	noPrefix := ""
+	h := memHost(t, map[string]*mcp.Server{"w": newFakeServer("wind")}, map[string]*ServerConfig{
+		"w": {Prefix: &noPrefix, Inject: map[string]json.RawMessage{"station": json.RawMessage(`"alpha"`)}},
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	remote, err := h.Tools(ctx)

@@ -56,9 +56,53 @@ type Client struct {
 }
 
 // ClientTransport carries a client's messages to one server: see
-// CommandTransport and HTTPTransport.
+// CommandTransport, HTTPTransport, SSETransport and InMemoryTransport. A
+// program can implement it to reach servers some other way (a socket, a
+// WebSocket, a server in the same process): Client.Connect then runs the
+// session over the ClientConn that Connect returns.
 type ClientTransport interface {
+	// Connect opens a connection to the server. ctx bounds connecting
+	// only; the connection lasts until its Close.
+	Connect(ctx context.Context) (ClientConn, error)
+}
+
+// ClientConn is one connection of a client to a server, carrying JSON-RPC
+// messages both ways: the client's requests, notifications and responses
+// (to the server's requests) go out through Write, and everything the
+// server sends comes in through Read.
+type ClientConn interface {
+	// Read returns the next message from the server. It blocks until one
+	// comes, the connection ends (an error, io.EOF when the server closed
+	// it), or ctx is done. It is not called concurrently with itself.
+	Read(ctx context.Context) (*jsonrpc.Message, error)
+	// Write sends a message to the server. It may be called concurrently
+	// with itself and with Read.
+	Write(ctx context.Context, m *jsonrpc.Message) error
+	// Close ends the connection; a Read in progress then returns.
+	Close() error
+}
+
+// builtinTransport is a transport of this package, which a session drives
+// directly rather than through its ClientConn: its own connection types
+// deliver responses to their callers without a hand-off between
+// goroutines, and mirror requests into HTTP headers.
+type builtinTransport interface {
+	ClientTransport
 	connect(ctx context.Context, in inboundFunc) (clientConn, error)
+}
+
+// builtin returns t as a transport of this package; a type of the
+// program's that embeds one is not, so that its Connect is what runs.
+func builtin(t ClientTransport) (builtinTransport, bool) {
+	switch b := t.(type) {
+	case *CommandTransport:
+		return b, true
+	case *HTTPTransport:
+		return b, true
+	case *SSETransport:
+		return b, true
+	}
+	return nil, false
 }
 
 // inboundFunc handles a message the server sent that is not a response:
@@ -122,9 +166,18 @@ type ClientSession struct {
 // initialize handshake.
 func (c *Client) Connect(ctx context.Context, t ClientTransport) (*ClientSession, error) {
 	s := &ClientSession{client: c, toolCache: map[string]tool.Info{}}
-	conn, err := t.connect(ctx, s.inbound)
-	if err != nil {
-		return nil, err
+	var conn clientConn
+	if b, ok := builtin(t); ok {
+		var err error
+		if conn, err = b.connect(ctx, s.inbound); err != nil {
+			return nil, err
+		}
+	} else {
+		cc, err := t.Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		conn = newStreamConn(cc, s.inbound)
 	}
 	s.conn = conn
 	if err := s.handshake(ctx); err != nil {
@@ -634,22 +687,17 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 // Streamable HTTP it leaves out, with a warning to the Logger, tools whose
 // x-mcp-header annotations are invalid, as that transport requires.
 func (s *ClientSession) ListTools(ctx context.Context) ([]tool.Info, error) {
-	var all []tool.Info
-	cursor := ""
 	var expire time.Time
-	for page := 0; ; page++ {
-		var res ListToolsResult
-		if err := s.Call(ctx, MethodToolsList, &PaginatedParams{Cursor: cursor}, &res); err != nil {
-			return nil, err
-		}
-		if res.TTLMs != nil && page == 0 {
+	first := true
+	all, err := listAll(ctx, s, MethodToolsList, func(res *ListToolsResult) ([]tool.Info, string) {
+		if res.TTLMs != nil && first {
 			expire = time.Now().Add(time.Duration(*res.TTLMs) * time.Millisecond)
 		}
-		all = append(all, res.Tools...)
-		if res.NextCursor == "" || page > 10000 {
-			break
-		}
-		cursor = res.NextCursor
+		first = false
+		return res.Tools, res.NextCursor
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := s.conn.(interface{ isHTTP() }); ok {
 		// Tools whose arguments cannot be mirrored into headers as
@@ -672,6 +720,54 @@ func (s *ClientSession) ListTools(ctx context.Context) ([]tool.Info, error) {
 	}
 	s.mu.Unlock()
 	return all, nil
+}
+
+// ListResources returns every resource of the server, following
+// pagination.
+func (s *ClientSession) ListResources(ctx context.Context) ([]Resource, error) {
+	return listAll(ctx, s, MethodResourcesList, func(res *ListResourcesResult) ([]Resource, string) {
+		return res.Resources, res.NextCursor
+	})
+}
+
+// ListResourceTemplates returns every resource template of the server,
+// following pagination.
+func (s *ClientSession) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
+	return listAll(ctx, s, MethodResourceTemplatesList, func(res *ListResourceTemplatesResult) ([]ResourceTemplate, string) {
+		return res.ResourceTemplates, res.NextCursor
+	})
+}
+
+// ListPrompts returns every prompt of the server, following pagination.
+func (s *ClientSession) ListPrompts(ctx context.Context) ([]Prompt, error) {
+	return listAll(ctx, s, MethodPromptsList, func(res *ListPromptsResult) ([]Prompt, string) {
+		return res.Prompts, res.NextCursor
+	})
+}
+
+// maxListPages bounds the pages of one listing, against a server that
+// never stops giving a next cursor.
+const maxListPages = 10000
+
+// listAll calls a list method, following each next cursor until the
+// server gives none; page returns the items and the next cursor of one
+// result.
+func listAll[R, T any](ctx context.Context, s *ClientSession, method string, page func(*R) ([]T, string)) ([]T, error) {
+	var all []T
+	cursor := ""
+	for range maxListPages {
+		var res R
+		if err := s.Call(ctx, method, &PaginatedParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		items, next := page(&res)
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("%s: the server gave more than %d pages, each with a next cursor; giving up", method, maxListPages)
 }
 
 // ToolsFresh reports whether the tools last returned by ListTools still

@@ -162,6 +162,10 @@ func (s *Server) Browse(ctx context.Context, authURL string) (*url.URL, error) {
 	}
 	agent := &http.Client{
 		Jar: jar,
+		// A connection per request: net/http sends a GET again when a
+		// reused connection closes under it, and a consent verifier
+		// sent twice is refused ("already been used"; seen under load).
+		Transport: &http.Transport{DisableKeepAlives: true},
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 			if !s.flowHost(req.URL) {
 				return http.ErrUseLastResponse

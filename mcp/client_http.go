@@ -302,7 +302,9 @@ func (c *httpConn) awaitStream(ctx context.Context, body io.ReadCloser, m *jsonr
 			return nil, fmt.Errorf("%s: response lost", m.Method)
 		}
 		why := "the server closed the response stream before sending the response"
-		if err != nil && !errors.Is(err, io.EOF) {
+		if errors.Is(err, sse.ErrTruncated) {
+			why = "the server closed the response stream in the middle of an event, before sending the response"
+		} else if err != nil && !errors.Is(err, io.EOF) {
 			why = fmt.Sprintf("the response stream broke before the response arrived: %v", transportError(ctx, c.url, err))
 		}
 		if !legacy || r.LastID() == "" {

@@ -491,9 +491,9 @@ func TestHTTPTransportStreamCut(t *testing.T) {
 		abort   bool
 		want    string
 	}{
-		{"modern end", Version20260728, half, false, "closed the response stream"},
+		{"modern end", Version20260728, half, false, "closed the response stream in the middle of an event"},
 		{"modern abort", Version20260728, half, true, "broke"},
-		{"legacy end", Version20251125, half, false, "closed the response stream"},
+		{"legacy end", Version20251125, half, false, "closed the response stream in the middle of an event"},
 		{"legacy abort", Version20251125, half, true, "broke"},
 		{"legacy resume refused", Version20251125, "id: e1\nretry: 10\ndata: \n\n" + half, false, "resuming it failed"},
 	}

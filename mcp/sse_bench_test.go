@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -47,5 +48,14 @@ func BenchmarkSSERead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// benchSSEReader reads events' data with the client's reader.
+func benchSSEReader(r io.Reader) func() ([]byte, error) {
+	s := newSSEReader(r, jsonrpc.DefaultMaxMessageSize)
+	return func() ([]byte, error) {
+		ev, err := s.next()
+		return ev.Data, err
 	}
 }

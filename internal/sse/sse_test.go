@@ -54,7 +54,7 @@ func TestReader(t *testing.T) {
 		{"oversize data", "data: 0123456789\n\n", nil, &TooLargeError{}, "", 0, 5},
 		{"oversize over lines", "data: 012\ndata: 345\n\n", nil, &TooLargeError{}, "", 0, 6},
 		{"at the limit", "data: 012\ndata: 34\n\n", []event{{"", "012\n34"}}, io.EOF, "", 0, 6},
-		{"oversize line", "data: " + strings.Repeat("x", 10<<10) + "\n\n", nil, &TooLargeError{}, "", 0, 1 << 10},
+		{"oversize comment line", ": " + strings.Repeat("x", 10<<10) + "\ndata: a\n\n", nil, &TooLargeError{}, "", 0, 1 << 10},
 		{"long line under the limit", "data: " + strings.Repeat("x", 100<<10) + "\n\n", []event{{"", strings.Repeat("x", 100<<10)}}, io.EOF, "", 0, 0},
 	}
 	for _, tc := range tests {

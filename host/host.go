@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -357,10 +358,7 @@ func (t *RemoteTool) setup() {
 	t.once.Do(func() {
 		t.info = t.def
 		t.info.Name = t.name
-		var props struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		_ = json.Unmarshal(t.def.InputSchema, &props)
+		props, _ := schema.Properties(t.def.InputSchema) // a server's odd schema has none
 		values := map[string]any{}
 		for key, raw := range t.srv.cfg.Inject {
 			if key == t.def.Name {
@@ -374,7 +372,7 @@ func (t *RemoteTool) setup() {
 				}
 				continue
 			}
-			if _, ok := props.Properties[key]; ok {
+			if slices.ContainsFunc(props, func(p schema.Property) bool { return p.Name == key }) {
 				var v any
 				if err := json.Unmarshal(raw, &v); err != nil {
 					t.setupErr = fmt.Errorf("config %s, server %q, inject.%s: %w", t.srv.host.Config.Path, t.srv.cfg.Name, key, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -621,20 +622,16 @@ func (s *ClientSession) answer(ctx context.Context, method string, params json.R
 
 // applyElicitDefaults fills, in accepted form content, the properties the
 // user left out that the requested schema gives a default for.
-func applyElicitDefaults(schema json.RawMessage, content map[string]any) map[string]any {
-	var s struct {
-		Properties map[string]struct {
-			Default json.RawMessage `json:"default"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
+func applyElicitDefaults(requested json.RawMessage, content map[string]any) map[string]any {
+	props, err := schema.Properties(requested)
+	if err != nil {
 		return content
 	}
-	for name, prop := range s.Properties {
+	for _, prop := range props {
 		if len(prop.Default) == 0 {
 			continue
 		}
-		if _, ok := content[name]; ok {
+		if _, ok := content[prop.Name]; ok {
 			continue
 		}
 		var v any
@@ -642,7 +639,7 @@ func applyElicitDefaults(schema json.RawMessage, content map[string]any) map[str
 			if content == nil {
 				content = map[string]any{}
 			}
-			content[name] = v
+			content[prop.Name] = v
 		}
 	}
 	return content

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -19,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -302,10 +302,12 @@ func (c *httpConn) awaitStream(ctx context.Context, body io.ReadCloser, m *jsonr
 			return nil, fmt.Errorf("%s: response lost", m.Method)
 		}
 		why := "the server closed the response stream before sending the response"
-		if err != nil && !errors.Is(err, io.EOF) {
+		if errors.Is(err, sse.ErrTruncated) {
+			why = "the server closed the response stream in the middle of an event, before sending the response"
+		} else if err != nil && !errors.Is(err, io.EOF) {
 			why = fmt.Sprintf("the response stream broke before the response arrived: %v", transportError(ctx, c.url, err))
 		}
-		if !legacy || r.lastID == "" {
+		if !legacy || r.LastID() == "" {
 			return nil, fmt.Errorf("%s: %s (MCP server at %s)", m.Method, why, c.url)
 		}
 		if resumes >= maxStreamResumes {
@@ -325,7 +327,7 @@ func (c *httpConn) awaitStream(ctx context.Context, body io.ReadCloser, m *jsonr
 			return nil, fmt.Errorf("%s: %w", m.Method, context.Cause(ctx))
 		case <-t.C:
 		}
-		resp, err := c.get(ctx, r.lastID)
+		resp, err := c.get(ctx, r.LastID())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%s: %w", m.Method, context.Cause(ctx))
@@ -337,22 +339,22 @@ func (c *httpConn) awaitStream(ctx context.Context, body io.ReadCloser, m *jsonr
 			continue // a transient failure: try again after the delay
 		}
 		body = resp.Body
-		r.reset(body)
+		r.Reset(body)
 	}
 }
 
 // readEvents delivers the messages of an event stream until it ends or the
 // response with id want arrives. It returns the number of messages read.
-func (c *httpConn) readEvents(r *sseReader, want string) (n int, found bool, err error) {
+func (c *httpConn) readEvents(r sseReader, want string) (n int, found bool, err error) {
 	for {
 		ev, err := r.next()
 		if err != nil {
 			return n, false, err
 		}
-		if ev.event != "" && ev.event != "message" {
+		if ev.Name != "" && ev.Name != "message" {
 			continue
 		}
-		m, derr := jsonrpc.Decode(ev.data)
+		m, derr := jsonrpc.Decode(ev.Data)
 		if derr != nil {
 			continue
 		}
@@ -478,7 +480,7 @@ func (c *httpConn) standalone(ctx context.Context, ready chan struct{}) {
 	defer signal()
 	r := newSSEReader(nil, c.limit)
 	for failures := 0; failures < maxStreamResumes; {
-		resp, err := c.get(ctx, r.lastID)
+		resp, err := c.get(ctx, r.LastID())
 		signal()
 		if ctx.Err() != nil {
 			if resp != nil {
@@ -493,7 +495,7 @@ func (c *httpConn) standalone(ctx context.Context, ready chan struct{}) {
 			}
 			failures++
 		} else {
-			r.reset(resp.Body)
+			r.Reset(resp.Body)
 			n, _, _ := c.readEvents(r, "")
 			resp.Body.Close()
 			if n > 0 {
@@ -749,148 +751,33 @@ func transportError(ctx context.Context, u string, err error) error {
 
 func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }
 
-// sseEvent is one Server-Sent Event with data.
-type sseEvent struct {
-	event string
-	data  []byte
+// sseReader reads a response or standalone event stream, keeping the
+// last event id and the server's retry delay across reconnections.
+type sseReader struct{ *sse.Reader }
+
+func newSSEReader(r io.Reader, limit int) sseReader {
+	return sseReader{sse.NewReader(r, limit, 64<<10)}
 }
 
-// sseReader parses a Server-Sent Events stream. It keeps the last event id
-// and the server's retry delay across reconnections (see reset). Lines end
-// with LF or CRLF; a bare CR also separates lines within them.
-type sseReader struct {
-	br    *bufio.Reader
-	limit int
-	queue [][]byte // lines split at bare CRs, not yet returned
-
-	idBuf  string        // the id field seen in the current event
-	lastID string        // the id of the last complete event
-	retry  time.Duration // 0 until the server sets one
+// next returns the next event with data; an event over the limit is a
+// *jsonrpc.TooLargeError, and a stream cut in the middle of an event is
+// sse.ErrTruncated.
+func (s sseReader) next() (sse.Event, error) {
+	ev, err := s.Next()
+	var tl *sse.TooLargeError
+	if errors.As(err, &tl) {
+		err = &jsonrpc.TooLargeError{Size: tl.Size, Limit: tl.Limit}
+	}
+	return ev, err
 }
 
 // retryDelay is how long to wait before reconnecting: the server's retry
 // field, else defaultSSERetry.
-func (s *sseReader) retryDelay() time.Duration {
-	if s.retry > 0 {
-		return s.retry
+func (s sseReader) retryDelay() time.Duration {
+	if d := s.Retry(); d > 0 {
+		return d
 	}
 	return defaultSSERetry
-}
-
-func newSSEReader(r io.Reader, limit int) *sseReader {
-	s := &sseReader{limit: limit, br: bufio.NewReaderSize(nil, 64<<10)}
-	if r != nil {
-		s.br.Reset(r)
-	}
-	return s
-}
-
-// reset continues on a new stream, keeping the last event id and retry.
-func (s *sseReader) reset(r io.Reader) {
-	s.br.Reset(r)
-	s.queue = nil
-	s.idBuf = s.lastID
-}
-
-// next returns the next event that carries data. At the end of the stream
-// it returns io.EOF, discarding an incomplete event as the SSE standard
-// asks.
-func (s *sseReader) next() (sseEvent, error) {
-	var ev sseEvent
-	var data []byte
-	hasData := false
-	for {
-		line, err := s.line()
-		if err != nil {
-			return sseEvent{}, err
-		}
-		if len(line) == 0 {
-			s.lastID = s.idBuf
-			if hasData && len(bytes.TrimSpace(data)) > 0 {
-				ev.data = data
-				return ev, nil
-			}
-			ev, data, hasData = sseEvent{}, nil, false
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "event":
-			ev.event = string(value)
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			hasData = true
-			if len(data) > s.limit {
-				return sseEvent{}, &jsonrpc.TooLargeError{Size: len(data), Limit: s.limit}
-			}
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				s.idBuf = string(value)
-			}
-		case "retry":
-			if ms, err := strconv.Atoi(string(value)); err == nil && ms >= 0 && isDigits(value) {
-				s.retry = time.Duration(ms) * time.Millisecond
-			}
-		}
-	}
-}
-
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// line returns the next line without its terminator. The slice is valid
-// until the next call.
-func (s *sseReader) line() ([]byte, error) {
-	if len(s.queue) > 0 {
-		l := s.queue[0]
-		s.queue = s.queue[1:]
-		return l, nil
-	}
-	var buf []byte
-	for {
-		chunk, err := s.br.ReadSlice('\n')
-		if err == nil && buf == nil {
-			buf = chunk
-			break
-		}
-		if len(buf)+len(chunk) > s.limit+4<<10 {
-			return nil, &jsonrpc.TooLargeError{Size: len(buf) + len(chunk), Limit: s.limit}
-		}
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			return nil, err // an unterminated last line is dropped
-		}
-		break
-	}
-	buf = buf[:len(buf)-1]
-	buf = bytes.TrimSuffix(buf, []byte{'\r'})
-	if bytes.IndexByte(buf, '\r') >= 0 {
-		parts := bytes.Split(buf, []byte{'\r'})
-		s.queue = parts[1:]
-		return parts[0], nil
-	}
-	return buf, nil
 }
 
 // checkHeaderAnnotations reports why a tool's x-mcp-header annotations are

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -490,9 +491,9 @@ func TestHTTPTransportStreamCut(t *testing.T) {
 		abort   bool
 		want    string
 	}{
-		{"modern end", Version20260728, half, false, "closed the response stream"},
+		{"modern end", Version20260728, half, false, "closed the response stream in the middle of an event"},
 		{"modern abort", Version20260728, half, true, "broke"},
-		{"legacy end", Version20251125, half, false, "closed the response stream"},
+		{"legacy end", Version20251125, half, false, "closed the response stream in the middle of an event"},
 		{"legacy abort", Version20251125, half, true, "broke"},
 		{"legacy resume refused", Version20251125, "id: e1\nretry: 10\ndata: \n\n" + half, false, "resuming it failed"},
 	}
@@ -731,55 +732,41 @@ func TestCheckHeaderAnnotations(t *testing.T) {
 	}
 }
 
+// TestSSEReader covers what the client adds to internal/sse's reader (which
+// has the parsing tests): an oversized event is a jsonrpc.ErrTooLarge, a
+// cut one is sse.ErrTruncated, and the retry delay has a default.
 func TestSSEReader(t *testing.T) {
-	type event struct{ event, data string }
 	tests := []struct {
-		name      string
-		stream    string
-		want      []event
-		lastID    string
-		retry     time.Duration
-		tooLarge  bool
-		maxLength int
+		name   string
+		stream string
+		want   []string
+		err    error
+		retry  time.Duration
 	}{
-		{"simple", "event: message\ndata: {\"a\":1}\n\n", []event{{"message", `{"a":1}`}}, "", 0, false, 0},
-		{"multi-line data", "data: line1\ndata: line2\n\n", []event{{"", "line1\nline2"}}, "", 0, false, 0},
-		{"CRLF and comments", ": keep-alive\r\nid: 7\r\ndata:x\r\n\r\n", []event{{"", "x"}}, "7", 0, false, 0},
-		{"bare CR", "data: a\rdata: b\r\r\n", []event{{"", "a\nb"}}, "", 0, false, 0},
-		{"priming", "id: s1_0\nretry: 500\ndata: \n\nid: s1_1\ndata: m\n\n", []event{{"", "m"}}, "s1_1", 500 * time.Millisecond, false, 0},
-		{"truncated event dropped", "data: one\n\nid: 2\ndata: tw", []event{{"", "one"}}, "", 0, false, 0},
-		{"bad retry ignored", "retry: 1s\ndata: x\n\n", []event{{"", "x"}}, "", 0, false, 0},
-		{"field without colon", "data\n\ndata: y\n\n", []event{{"", "y"}}, "", 0, false, 0},
-		{"too large", "data: 0123456789\n\n", nil, "", 0, true, 5},
+		{"events", "event: message\ndata: {\"a\":1}\n\nretry: 500\ndata: b\n\n", []string{`{"a":1}`, "b"}, io.EOF, 500 * time.Millisecond},
+		{"truncated", "data: one\n\nid: 2\ndata: tw", []string{"one"}, sse.ErrTruncated, defaultSSERetry},
+		{"too large", "data: 0123456789abcdef\n\n", nil, jsonrpc.ErrTooLarge, defaultSSERetry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			limit := tc.maxLength
-			if limit == 0 {
-				limit = 1 << 20
-			}
-			r := newSSEReader(strings.NewReader(tc.stream), limit)
-			var got []event
+			r := newSSEReader(strings.NewReader(tc.stream), 5+len(`{"a":1}`))
+			var got []string
 			var err error
 			for {
-				var ev sseEvent
-				ev, err = r.next()
-				if err != nil {
+				var ev sse.Event
+				if ev, err = r.next(); err != nil {
 					break
 				}
-				got = append(got, event{ev.event, string(ev.data)})
+				got = append(got, string(ev.Data))
 			}
-			if tc.tooLarge != errors.Is(err, jsonrpc.ErrTooLarge) {
-				t.Fatalf("error %v", err)
-			}
-			if !tc.tooLarge && err != io.EOF {
-				t.Fatalf("error %v, want EOF", err)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("error %v, want %v", err, tc.err)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("events %q, want %q", got, tc.want)
 			}
-			if r.lastID != tc.lastID || r.retry != tc.retry {
-				t.Errorf("lastID %q retry %v, want %q %v", r.lastID, r.retry, tc.lastID, tc.retry)
+			if r.retryDelay() != tc.retry {
+				t.Errorf("retryDelay %v, want %v", r.retryDelay(), tc.retry)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/jsonrpc"
 )
 
@@ -107,13 +108,13 @@ func (t *SSETransport) connect(ctx context.Context, in inboundFunc) (clientConn,
 			}
 			return fail(err)
 		}
-		if ev.event != "endpoint" {
+		if ev.Name != "endpoint" {
 			continue
 		}
-		ep, err := base.Parse(strings.TrimSpace(string(ev.data)))
+		ep, err := base.Parse(strings.TrimSpace(string(ev.Data)))
 		if err != nil {
 			resp.Body.Close()
-			return fail(fmt.Errorf("the server at %s named an invalid message endpoint %q: %w", t.URL, ev.data, err))
+			return fail(fmt.Errorf("the server at %s named an invalid message endpoint %q: %w", t.URL, ev.Data, err))
 		}
 		if ep.Scheme != base.Scheme || ep.Host != base.Host {
 			resp.Body.Close()
@@ -138,19 +139,19 @@ func (c *sseConn) setHeaders(req *http.Request) {
 
 // read delivers the stream's messages until it ends, then fails every
 // request still waiting.
-func (c *sseConn) read(r *sseReader, body io.ReadCloser) {
+func (c *sseConn) read(r sseReader, body io.ReadCloser) {
 	defer close(c.done)
 	var err error
 	for {
-		var ev sseEvent
+		var ev sse.Event
 		ev, err = r.next()
 		if err != nil {
 			break
 		}
-		if ev.event != "" && ev.event != "message" {
+		if ev.Name != "" && ev.Name != "message" {
 			continue
 		}
-		m, derr := jsonrpc.Decode(ev.data)
+		m, derr := jsonrpc.Decode(ev.Data)
 		if derr != nil {
 			continue
 		}

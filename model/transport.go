@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -197,70 +196,6 @@ func (e *Endpoint) post(ctx context.Context, client *http.Client, body []byte, r
 		err = fmt.Errorf("%s: %w", e.Provider, context.Cause(ctx))
 	}
 	return produced, err
-}
-
-// ReadSSE reads a text/event-stream, calling fn with each event's name
-// ("" when the stream names none) and its data lines joined by "\n";
-// data is valid during the call only.
-// fn's error ends the reading and is returned; so is a stream that ends
-// in the middle of an event.
-func ReadSSE(r io.Reader, fn func(event string, data []byte) error) error {
-	br := bufio.NewReaderSize(r, 4<<10) // longer lines are gathered below
-	var event string
-	var data []byte
-	has := false
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: gather it whole.
-			long := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if err != nil && len(line) == 0 {
-			if err == io.EOF {
-				if has {
-					return fn(event, data)
-				}
-				return nil
-			}
-			return err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if has {
-				if ferr := fn(event, data); ferr != nil {
-					return ferr
-				}
-			}
-			event, data, has = "", data[:0], false
-		case line[0] == ':':
-			// a comment (keep-alive)
-		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
-			case "event":
-				event = string(value)
-			case "data":
-				if has {
-					data = append(data, '\n')
-				}
-				data = append(data, value...)
-				has = true
-			}
-		}
-		if err == io.EOF {
-			if has {
-				return fn(event, data)
-			}
-			return nil
-		}
-	}
 }
 
 // Getenv reads the environment; tests pass their own.

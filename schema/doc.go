@@ -72,10 +72,9 @@
 // Unknown keys and constraints that do not fit the field's type are
 // errors.
 //
-// A field tagged tool:"inject" is supplied by the host, not the model: it
-// is left out of the schema and its JSON name is listed in
-// [Info.Injected]. Only top-level fields (including fields promoted from
-// embedded structs) may be injected.
+// [Options.Omit] leaves chosen top-level fields out of the schema, for a
+// caller that fills them itself (package tool does so for fields tagged
+// tool:"inject").
 //
 // # Validation
 //

@@ -14,7 +14,6 @@ type SearchArgs struct {
 	Limit int      `json:"limit" jsonschema:"default=10,minimum=1,maximum=50"`
 	Sort  string   `json:"sort,omitempty" jsonschema:"enum=relevance|date,default=relevance"`
 	Sites []string `json:"sites,omitempty" jsonschema:"format=hostname"`
-	Index any      `json:"index" tool:"inject"` // supplied by the host
 }
 
 func Example() {
@@ -23,7 +22,6 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(string(info.Schema))
-	fmt.Println("injected:", info.Injected)
 
 	// A call from the model: decode, fill defaults, validate.
 	var args map[string]any
@@ -43,7 +41,6 @@ func Example() {
 	}
 	// Output:
 	// {"type":"object","properties":{"query":{"type":"string","description":"What to look for, in plain words."},"limit":{"type":"integer","default":10,"minimum":1,"maximum":50},"sort":{"type":"string","enum":["relevance","date"],"default":"relevance"},"sites":{"type":"array","items":{"type":"string","format":"hostname"}}},"required":["query"],"additionalProperties":false}
-	// injected: [index]
 	// map[limit:10 query:go generics sort:relevance] <nil>
 	// missing required argument "query"; argument "limit": expected integer, got string "ten"; unknown argument "order" (known arguments: limit, query, sites, sort)
 	// missing: [query]

@@ -16,10 +16,9 @@ type Info struct {
 	// Schema is the JSON Schema (draft 2020-12) of the type, compact and
 	// with a deterministic key order.
 	Schema json.RawMessage
-	// Injected lists, in field order, the JSON names of top-level fields
-	// tagged tool:"inject": the host fills them, and they are not in
-	// Schema.
-	Injected []string
+	// Omitted lists, in field order, the JSON names of the top-level fields
+	// that Options.Omit left out of Schema.
+	Omitted []string
 	// Validator is Schema compiled.
 	Validator *Validator
 }
@@ -31,16 +30,26 @@ type Provider interface {
 	JSONSchema() json.RawMessage
 }
 
+// Options adjusts inference; the zero Options infers as For does.
+type Options struct {
+	// Omit, when set, is asked about every struct field. A top-level field
+	// (including one promoted from an embedded struct) for which it returns
+	// true is left out of the schema and named in Info.Omitted, for the
+	// caller to fill apart from the schema; a deeper one is an error, since
+	// only a top-level member can be filled that way.
+	Omit func(reflect.StructField) bool
+}
+
 // For infers the JSON Schema of T; see the package documentation for the
 // rules. It fails if T (or a type inside it) has no JSON form, if a struct
 // tag is malformed, or if the schema does not compile, for example because
 // a default does not satisfy its own constraints.
 func For[T any]() (*Info, error) {
-	return ForType(reflect.TypeFor[T]())
+	return ForType(reflect.TypeFor[T](), Options{})
 }
 
-// ForType is For for a reflect.Type.
-func ForType(t reflect.Type) (*Info, error) {
+// ForType is For for a reflect.Type, with options.
+func ForType(t reflect.Type, opts Options) (*Info, error) {
 	if t == nil {
 		return nil, errors.New("schema: nil type")
 	}
@@ -50,6 +59,7 @@ func ForType(t reflect.Type) (*Info, error) {
 	}
 	in := &inferrer{
 		root:      root,
+		omit:      opts.Omit,
 		recursive: map[reflect.Type]bool{},
 		defNames:  map[reflect.Type]string{},
 		usedNames: map[string]bool{},
@@ -68,16 +78,17 @@ func ForType(t reflect.Type) (*Info, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: infer %s: %w", t, err)
 	}
-	return &Info{Schema: raw, Injected: in.injected, Validator: v}, nil
+	return &Info{Schema: raw, Omitted: in.omitted, Validator: v}, nil
 }
 
 type inferrer struct {
 	root      reflect.Type
-	recursive map[reflect.Type]bool   // struct types that contain themselves
-	defNames  map[reflect.Type]string // $defs name of each recursive type built so far
+	omit      func(reflect.StructField) bool // Options.Omit
+	recursive map[reflect.Type]bool          // struct types that contain themselves
+	defNames  map[reflect.Type]string        // $defs name of each recursive type built so far
 	usedNames map[string]bool
 	defs      []def
-	injected  []string
+	omitted   []string
 }
 
 var (
@@ -259,11 +270,11 @@ func (in *inferrer) object(t reflect.Type, top bool, path string) (*node, error)
 	n := &node{typ: "object", properties: []property{}, additional: false}
 	for _, f := range structFields(t) {
 		fpath := path + "." + f.sf.Name
-		if injected(f.sf) {
+		if in.omit != nil && in.omit(f.sf) {
 			if !top {
-				return nil, fmt.Errorf("%s: tool:\"inject\" is only allowed on top-level fields", fpath)
+				return nil, fmt.Errorf("%s: only top-level fields may be left out of the schema, and this one is nested", fpath)
 			}
-			in.injected = append(in.injected, f.name)
+			in.omitted = append(in.omitted, f.name)
 			continue
 		}
 		fs, err := in.schemaOf(f.typ, false, fpath)
@@ -298,15 +309,4 @@ func (in *inferrer) object(t reflect.Type, top bool, path string) (*node, error)
 		}
 	}
 	return n, nil
-}
-
-// injected reports whether a field is tagged tool:"inject". Other options
-// of the tool tag belong to package tool and are ignored here.
-func injected(sf reflect.StructField) bool {
-	for _, o := range strings.Split(sf.Tag.Get("tool"), ",") {
-		if strings.TrimSpace(o) == "inject" {
-			return true
-		}
-	}
-	return false
 }

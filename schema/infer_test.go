@@ -125,12 +125,15 @@ type tagged struct {
 	Enabled bool     `json:"enabled" jsonschema:"default=true"`
 }
 
-type injection struct {
-	Query    string `json:"query"`
-	Executor any    `json:"executor" tool:"inject"`
-	Storage  any    `json:"storage,omitempty" tool:"inject,other"`
-	Limit    int    `json:"limit,omitempty"`
+type omission struct {
+	Query    string    `json:"query"`
+	Executor chan bool `json:"executor" fill:"host"` // no JSON form, but omitted
+	Storage  any       `json:"storage,omitempty" fill:"host"`
+	Limit    int       `json:"limit,omitempty"`
 }
+
+// fillTag is an Options.Omit: fields tagged fill:"host".
+func fillTag(f reflect.StructField) bool { return f.Tag.Get("fill") == "host" }
 
 type Tree struct {
 	Name     string  `json:"name"`
@@ -187,9 +190,9 @@ type nested struct {
 
 func TestForGolden(t *testing.T) {
 	tests := []struct {
-		name     string
-		typ      reflect.Type
-		injected []string
+		name    string
+		typ     reflect.Type
+		omitted []string
 	}{
 		{"scalars", reflect.TypeFor[scalars](), nil},
 		{"optionality", reflect.TypeFor[optionality](), nil},
@@ -197,7 +200,7 @@ func TestForGolden(t *testing.T) {
 		{"conflict", reflect.TypeFor[conflict](), nil},
 		{"special", reflect.TypeFor[specials](), nil},
 		{"tagged", reflect.TypeFor[tagged](), nil},
-		{"injected", reflect.TypeFor[injection](), []string{"executor", "storage"}},
+		{"omitted", reflect.TypeFor[omission](), []string{"executor", "storage"}},
 		{"recursive_root", reflect.TypeFor[Tree](), nil},
 		{"recursive_def", reflect.TypeFor[list](), nil},
 		{"recursive_mutual", reflect.TypeFor[program](), nil},
@@ -210,14 +213,14 @@ func TestForGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			info, err := ForType(tt.typ)
+			info, err := ForType(tt.typ, Options{Omit: fillTag})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(info.Injected, tt.injected) {
-				t.Errorf("Injected = %q, want %q", info.Injected, tt.injected)
+			if !slices.Equal(info.Omitted, tt.omitted) {
+				t.Errorf("Omitted = %q, want %q", info.Omitted, tt.omitted)
 			}
-			again, err := ForType(tt.typ)
+			again, err := ForType(tt.typ, Options{Omit: fillTag})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -284,7 +287,7 @@ func TestForGeneric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ForType(reflect.TypeFor[Base]())
+	b, err := ForType(reflect.TypeFor[Base](), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,9 +336,9 @@ type (
 	badCount struct {
 		S string `json:"s" jsonschema:"maxLength=-1"`
 	}
-	badNestedInject struct {
+	badNestedOmit struct {
 		Inner struct {
-			X any `json:"x" tool:"inject"`
+			X any `json:"x" fill:"host"`
 		} `json:"inner"`
 	}
 	badPattern struct {
@@ -360,12 +363,12 @@ func TestForErrors(t *testing.T) {
 		{reflect.TypeFor[badQuote](), "unterminated quote"},
 		{reflect.TypeFor[badBoth](), "both required and optional"},
 		{reflect.TypeFor[badCount](), `"-1" is not a non-negative integer`},
-		{reflect.TypeFor[badNestedInject](), `tool:"inject" is only allowed on top-level fields`},
+		{reflect.TypeFor[badNestedOmit](), "badNestedOmit.Inner.X: only top-level fields may be left out of the schema"},
 		{reflect.TypeFor[badPattern](), "compile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ.Name(), func(t *testing.T) {
-			_, err := ForType(tt.typ)
+			_, err := ForType(tt.typ, Options{Omit: fillTag})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -374,8 +377,8 @@ func TestForErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ForType(nil); err == nil {
-		t.Error("ForType(nil): no error")
+	if _, err := ForType(nil, Options{}); err == nil {
+		t.Error("ForType(nil, Options{}): no error")
 	}
 }
 

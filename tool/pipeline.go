@@ -255,67 +255,20 @@ func (p *Pipeline) Parameters(raw json.RawMessage) ([]Parameter, error) {
 		delete(m, name)
 	}
 	p.validator.ApplyDefaults(m)
-	var s struct {
-		Properties map[string]struct {
-			Type any `json:"type"`
-		} `json:"properties"`
-	}
-	_ = json.Unmarshal(p.validator.Schema(), &s)
-	names := propertyOrder(p.validator.Schema())
-	out := make([]Parameter, 0, len(names))
-	for _, name := range names {
-		typ := typeName(s.Properties[name].Type)
-		v, ok := m[name]
+	props, _ := schema.Properties(p.validator.Schema()) // compiled, so an object
+	out := make([]Parameter, 0, len(props))
+	for _, prop := range props {
+		typ := prop.MainType()
+		if typ == "" {
+			typ = "any"
+		}
+		v, ok := m[prop.Name]
 		if !ok {
 			v = zeroOf(typ)
 		}
-		out = append(out, Parameter{Name: name, Type: typ, Value: v})
+		out = append(out, Parameter{Name: prop.Name, Type: typ, Value: v})
 	}
 	return out, nil
-}
-
-// propertyOrder returns the property names of an object schema in the
-// order the schema lists them.
-func propertyOrder(raw json.RawMessage) []string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
-		return nil
-	}
-	props, ok := top["properties"]
-	if !ok {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(props))
-	var names []string
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return names
-		}
-		names = append(names, tok.(string))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return names
-		}
-	}
-	return names
-}
-
-func typeName(t any) string {
-	switch x := t.(type) {
-	case string:
-		return x
-	case []any:
-		for _, e := range x {
-			if s, ok := e.(string); ok && s != "null" {
-				return s
-			}
-		}
-	}
-	return "any"
 }
 
 func zeroOf(typ string) any {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/schema"
@@ -25,23 +26,37 @@ type Typed[In, Out any] struct {
 // `tool:"inject"` are filled by the host, never by the model.
 //
 // In is a struct (see package schema for the tags that describe fields).
+// Only its top-level fields (including fields promoted from embedded
+// structs) may be tagged tool:"inject"; they are left out of the schema.
 // Out is shown to the model as JSON, with its schema as the output schema;
 // a string Out is plain text, and a *Result Out is returned as it is.
 func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) (*Typed[In, Out], error) {
-	in, err := schema.For[In]()
+	opts := schema.Options{Omit: injected}
+	in, err := schema.ForType(reflect.TypeFor[In](), opts)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: input type: %w", name, err)
 	}
-	info := Info{Name: name, Description: description, InputSchema: in.Schema, Injected: in.Injected}
+	info := Info{Name: name, Description: description, InputSchema: in.Schema, Injected: in.Omitted}
 	if out := reflect.TypeFor[Out](); out != reflect.TypeFor[string]() && out != reflect.TypeFor[*Result]() && out.Kind() == reflect.Struct ||
 		out.Kind() == reflect.Pointer && out.Elem().Kind() == reflect.Struct && out != reflect.TypeFor[*Result]() {
-		os, err := schema.ForType(out)
+		os, err := schema.ForType(out, opts)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: output type: %w", name, err)
 		}
 		info.OutputSchema = os.Schema
 	}
 	return &Typed[In, Out]{info: info, fn: fn, assign: newAssigner(reflect.TypeFor[In]())}, nil
+}
+
+// injected reports whether a field is tagged tool:"inject": the host
+// fills it, never the model.
+func injected(f reflect.StructField) bool {
+	for _, o := range strings.Split(f.Tag.Get("tool"), ",") {
+		if strings.TrimSpace(o) == "inject" {
+			return true
+		}
+	}
+	return false
 }
 
 // Must returns t, or panics on err: for tools defined at start-up.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -51,21 +52,21 @@ func (wf *Workflow) Check(reg *tool.Registry, inputs map[string]any) error {
 func checkParameters(n Node, info tool.Info) []error {
 	props := properties(info.InputSchema)
 	var errs []error
-	known := map[string]property{}
+	known := map[string]schema.Property{}
 	for _, p := range props {
-		known[p.name] = p
+		known[p.Name] = p
 	}
 	for _, p := range n.InputParameters {
 		prop, ok := known[p.Name]
 		if !ok {
 			var list []string
 			for _, q := range props {
-				list = append(list, q.name)
+				list = append(list, q.Name)
 			}
 			errs = append(errs, fmt.Errorf("node %s: tool %s has no parameter %q now (its parameters: %s)", n.ID, n.Tool, p.Name, strings.Join(list, ", ")))
 			continue
 		}
-		if want := typeName(prop.typ); want != "any" && p.Type != want {
+		if want := typeName(prop); want != "any" && p.Type != want {
 			errs = append(errs, fmt.Errorf("node %s: parameter %q is %s in the workflow but %s in tool %s now", n.ID, p.Name, p.Type, want, n.Tool))
 		}
 	}

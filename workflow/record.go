@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -109,13 +110,14 @@ func (r *Recorder) Workflow(name string) *Workflow {
 		v := c.result.ForModel()
 		node.Output = &Output{Text: v.Text, Structured: c.result.StructuredContent}
 		for _, prop := range properties(c.info.InputSchema) {
-			p := Parameter{Name: prop.name, Type: typeName(prop.typ)}
-			val, given := c.args[prop.name]
+			p := Parameter{Name: prop.Name, Type: typeName(prop)}
+			val, given := c.args[prop.Name]
+			def := defaultOf(prop)
 			switch {
 			case given:
 				p.Value = number(val)
-			case prop.def != nil:
-				p.Value = prop.def
+			case def != nil:
+				p.Value = def
 			default:
 				p.Value, p.Unset = zero(p.Type), true
 			}
@@ -123,7 +125,7 @@ func (r *Recorder) Workflow(name string) *Workflow {
 				wf.Edges = append(wf.Edges, Edge{From: nodeIDs[from], Output: out, To: id, Parameter: p.Name})
 				p.Value = ""
 			} else if s, ok := p.Value.(string); ok && len(s) >= 3 && strings.Contains(r.Task, s) {
-				p.Input = inputFor(wf, p, prop.description)
+				p.Input = inputFor(wf, p, prop.Description)
 			}
 			node.InputParameters = append(node.InputParameters, p)
 		}
@@ -257,65 +259,29 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// property is one property of an input schema.
-type property struct {
-	name, description string
-	typ               any
-	def               any
+// properties lists an input schema's properties in the schema's order
+// (none when the schema is not an object).
+func properties(inputSchema json.RawMessage) []schema.Property {
+	props, _ := schema.Properties(inputSchema)
+	return props
 }
 
-// properties lists an object schema's properties in the schema's order.
-func properties(schema json.RawMessage) []property {
-	dec := json.NewDecoder(bytes.NewReader(schema))
+// defaultOf is a property's default as a workflow holds it, or nil (for
+// none and for null).
+func defaultOf(p schema.Property) any {
+	dec := json.NewDecoder(bytes.NewReader(p.Default))
 	dec.UseNumber()
-	var top map[string]json.RawMessage
-	if dec.Decode(&top) != nil {
+	var v any
+	if dec.Decode(&v) != nil {
 		return nil
 	}
-	raw := top["properties"]
-	if len(raw) == 0 {
-		return nil
-	}
-	var out []property
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			return out
-		}
-		var s struct {
-			Type        any    `json:"type"`
-			Description string `json:"description"`
-			Default     any    `json:"default"`
-		}
-		if d.Decode(&s) != nil {
-			return out
-		}
-		out = append(out, property{name: tok.(string), description: s.Description, typ: s.Type, def: number(s.Default)})
-	}
-	return out
+	return number(v)
 }
 
-// typeName names a JSON Schema type as seed 004's workflows do: str, int,
+// typeName names a JSON Schema type as recorded workflows do: str, int,
 // float, bool, list, dict ("any" when the schema says nothing).
-func typeName(t any) string {
-	name := ""
-	switch x := t.(type) {
-	case string:
-		name = x
-	case []any:
-		for _, e := range x {
-			if s, ok := e.(string); ok && s != "null" {
-				name = s
-				break
-			}
-		}
-	}
-	switch name {
+func typeName(p schema.Property) string {
+	switch p.MainType() {
 	case "string":
 		return "str"
 	case "integer":

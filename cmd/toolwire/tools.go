@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolwire/toolwire/host"
+	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -169,44 +170,29 @@ type param struct {
 }
 
 // schemaParams reads the top-level parameters of an input schema.
-func schemaParams(schema json.RawMessage) ([]param, error) {
-	var s struct {
-		Properties map[string]struct {
-			Type        any             `json:"type"`
-			Enum        []any           `json:"enum"`
-			Items       json.RawMessage `json:"items"`
-			Default     json.RawMessage `json:"default"`
-			Description string          `json:"description"`
-			AnyOf       []struct {
-				Type any `json:"type"`
-			} `json:"anyOf"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, fmt.Errorf("the tool's input schema is not a JSON object: %w", err)
+func schemaParams(inputSchema json.RawMessage) ([]param, error) {
+	props, err := schema.Properties(inputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("the tool's input schema: %w", err)
 	}
 	var out []param
-	for name, p := range s.Properties {
-		typ := typeName(p.Type)
+	for _, p := range props {
+		typ := strings.Join(p.Type, " | ")
 		if typ == "" && len(p.AnyOf) > 0 {
 			var alts []string
 			for _, a := range p.AnyOf {
-				alts = append(alts, typeName(a.Type))
+				alts = append(alts, strings.Join(a.Type, " | "))
 			}
 			typ = strings.Join(alts, " | ")
 		}
-		if typ == "array" && len(p.Items) > 0 {
-			var items struct {
-				Type any `json:"type"`
-			}
-			if json.Unmarshal(p.Items, &items) == nil && typeName(items.Type) != "" {
-				typ = typeName(items.Type) + "[]"
-			}
+		if typ == "array" && p.Items != nil && len(p.Items.Type) > 0 {
+			typ = strings.Join(p.Items.Type, " | ") + "[]"
 		}
 		if len(p.Enum) > 0 {
 			var vals []string
-			for _, v := range p.Enum {
+			for _, raw := range p.Enum {
+				var v any
+				_ = json.Unmarshal(raw, &v)
 				b, _ := json.Marshal(v)
 				vals = append(vals, string(b))
 			}
@@ -219,14 +205,7 @@ func schemaParams(schema json.RawMessage) ([]param, error) {
 		if len(p.Default) > 0 {
 			def = string(p.Default)
 		}
-		out = append(out, param{name: name, typ: typ, def: def, desc: p.Description})
-	}
-	for i := range out {
-		for _, r := range s.Required {
-			if out[i].name == r {
-				out[i].required = true
-			}
-		}
+		out = append(out, param{name: p.Name, typ: typ, def: def, desc: p.Description, required: p.Required})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].required != out[j].required {
@@ -235,21 +214,6 @@ func schemaParams(schema json.RawMessage) ([]param, error) {
 		return out[i].name < out[j].name
 	})
 	return out, nil
-}
-
-// typeName renders a JSON Schema "type": a name, or a list of names.
-func typeName(t any) string {
-	switch t := t.(type) {
-	case string:
-		return t
-	case []any:
-		var names []string
-		for _, n := range t {
-			names = append(names, fmt.Sprint(n))
-		}
-		return strings.Join(names, " | ")
-	}
-	return ""
 }
 
 func printToolDetail(w io.Writer, i tool.Info) error {

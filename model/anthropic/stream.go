@@ -6,8 +6,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
 )
+
+// maxStreamEvent bounds one event of a streamed answer: a chunk carries a
+// delta, so a bigger one is a broken stream, not a long answer.
+const maxStreamEvent = 16 << 20
 
 // answer puts an answer together from its content blocks, whole or
 // streamed.
@@ -180,7 +185,8 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 	}
 	id, stop := "", ""
 	done := false
-	err := model.ReadSSE(resp.Body, func(event string, data []byte) error {
+	err := sse.Each(resp.Body, maxStreamEvent, 4<<10, func(ev sse.Event) error {
+		event, data := ev.Name, ev.Data
 		var e wireEvent
 		if err := json.Unmarshal(data, &e); err != nil {
 			return fmt.Errorf("reading a stream event %.200q: %w", data, err)

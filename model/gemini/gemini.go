@@ -42,9 +42,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
+
+// maxStreamEvent bounds one event of a streamed answer: a chunk carries a
+// delta, so a bigger one is a broken stream, not a long answer.
+const maxStreamEvent = 16 << 20
 
 // DefaultBaseURL is the Gemini API's host; requests go to BaseURL +
 // "/v1beta/models/{model}:generateContent".
@@ -555,7 +560,8 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 		produced = true
 		onDelta(d)
 	}
-	err := model.ReadSSE(resp.Body, func(_ string, data []byte) error {
+	err := sse.Each(resp.Body, maxStreamEvent, 4<<10, func(ev sse.Event) error {
+		data := ev.Data
 		var w wireResponse
 		if err := json.Unmarshal(data, &w); err != nil {
 			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)

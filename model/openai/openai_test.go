@@ -233,3 +233,13 @@ func TestReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamTruncated: a stream cut in the middle of its last event is an
+// error, even when what arrived of the event would parse.
+func TestStreamTruncated(t *testing.T) {
+	s := replay(t, "truncated_finish.sse")
+	_, err := s.model().Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Text: "hi"}}}, func(model.Delta) {})
+	if err == nil || !strings.Contains(err.Error(), "the event stream ended in the middle of an event") {
+		t.Fatalf("err = %v, want the stream named as cut", err)
+	}
+}

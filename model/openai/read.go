@@ -9,8 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
+	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
 )
+
+// maxStreamEvent bounds one event of a streamed answer: a chunk carries a
+// delta, so a bigger one is a broken stream, not a long answer.
+const maxStreamEvent = 16 << 20
 
 // Answers are read with a scanner (internal/jsonvalue) rather than
 // decoded into structs: a stream sends a chunk for every token or so, and
@@ -72,7 +77,8 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 		}
 	}
 	done := false
-	err := model.ReadSSE(resp.Body, func(_ string, data []byte) error {
+	err := sse.Each(resp.Body, maxStreamEvent, 4<<10, func(ev sse.Event) error {
+		data := ev.Data
 		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
 			done = true
 			return nil

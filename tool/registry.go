@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -29,6 +30,8 @@ type Registry struct {
 	mws      []Middleware
 	chain    Handler // mws around invoke; nil without middleware
 	watchers []func()
+	// askMissing: see AskMissing.
+	askMissing bool
 }
 
 // entry is one registered tool.
@@ -270,10 +273,20 @@ func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
 // panicked, or the tool's own error; show them with ErrorResult. Fatal
 // errors (see ErrFatal) end a run: an *InjectionError, and any error once
 // ctx is done.
+//
+// When the registry asks for missing arguments (see AskMissing), a call
+// that left out required ones may first ask the call's Client for them.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
+	return r.call(ctx, name, args, true)
+}
+
+// call is Call; mayAsk is false for the call made again with the answers
+// of the user asked for missing arguments.
+func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, mayAsk bool) (*Result, error) {
 	r.mu.RLock()
 	e, ok := r.entries[name]
 	chain := r.chain
+	mayAsk = mayAsk && r.askMissing
 	var unknown *UnknownToolError
 	if !ok {
 		unknown = &UnknownToolError{Name: name, Suggestions: Suggest(name, r.order), Gone: r.gone[name]}
@@ -295,6 +308,16 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		}
 	} else {
 		m, err := e.pipe.Prepare(ctx, args)
+		var ae *ArgumentsError
+		if err != nil && mayAsk && errors.As(err, &ae) {
+			completed, ok, aerr := completeMissing(ctx, e.tool, args, ae)
+			switch {
+			case aerr != nil:
+				return nil, r.fatalIfDone(ctx, aerr)
+			case ok:
+				return r.call(ctx, name, completed, false)
+			}
+		}
 		if err != nil {
 			return nil, r.fatalIfDone(ctx, err)
 		}

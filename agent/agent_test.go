@@ -222,7 +222,8 @@ func TestAskForMissing(t *testing.T) {
 			}
 			reg.AskMissing(true)
 			var asked []string
-			a := &agent.Agent{Model: &script{answers: []model.Message{calls("divide", `{"a":9}`), answer("done")}}, Tools: &reg}
+			a := &agent.Agent{Model: &script{answers: []model.Message{calls("divide", `{"a":9}`), answer("done")}}, Tools: &reg,
+				OnEvent: func(agent.Event) {}} // a listener, and nobody to ask unless Elicit
 			if tt.elicit {
 				a.Elicit = func(_ context.Context, c model.ToolCall, e *tool.Elicitation) (*tool.ElicitResult, error) {
 					if strings.Contains(string(e.Schema), `"required":["b"]`) {

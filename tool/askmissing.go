@@ -20,8 +20,25 @@ import (
 // ErrInputRequired so).
 func (r *Registry) AskMissing(on bool) {
 	r.mu.Lock()
-	r.askMissing = on
+	r.asks = on
 	r.mu.Unlock()
+}
+
+// askMissing completes the arguments of a call of e that failed the
+// pipeline with err by asking for the missing ones, and makes the call
+// again with them; when it cannot ask, err is the call's error.
+func (r *Registry) askMissing(ctx context.Context, e *entry, args json.RawMessage, err error) (*Result, error) {
+	var ae *ArgumentsError
+	if errors.As(err, &ae) {
+		completed, ok, aerr := completeMissing(ctx, e.tool, args, ae)
+		switch {
+		case aerr != nil:
+			return nil, r.fatalIfDone(ctx, aerr)
+		case ok:
+			return r.call(ctx, e.name, completed, false)
+		}
+	}
+	return nil, r.fatalIfDone(ctx, err)
 }
 
 // completeMissing asks the user for the required arguments of tool t

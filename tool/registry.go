@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -30,8 +29,8 @@ type Registry struct {
 	mws      []Middleware
 	chain    Handler // mws around invoke; nil without middleware
 	watchers []func()
-	// askMissing: see AskMissing.
-	askMissing bool
+	// asks: see AskMissing.
+	asks bool
 }
 
 // entry is one registered tool.
@@ -286,7 +285,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 	r.mu.RLock()
 	e, ok := r.entries[name]
 	chain := r.chain
-	mayAsk = mayAsk && r.askMissing
+	mayAsk = mayAsk && r.asks
 	var unknown *UnknownToolError
 	if !ok {
 		unknown = &UnknownToolError{Name: name, Suggestions: Suggest(name, r.order), Gone: r.gone[name]}
@@ -308,17 +307,10 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 		}
 	} else {
 		m, err := e.pipe.Prepare(ctx, args)
-		var ae *ArgumentsError
-		if err != nil && mayAsk && errors.As(err, &ae) {
-			completed, ok, aerr := completeMissing(ctx, e.tool, args, ae)
-			switch {
-			case aerr != nil:
-				return nil, r.fatalIfDone(ctx, aerr)
-			case ok:
-				return r.call(ctx, name, completed, false)
-			}
-		}
 		if err != nil {
+			if mayAsk {
+				return r.askMissing(ctx, e, args, err)
+			}
 			return nil, r.fatalIfDone(ctx, err)
 		}
 		c.m = m

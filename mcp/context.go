@@ -11,9 +11,9 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// ErrInputRequired is returned by Elicit, CreateMessage and ListRoots when a
-// modern (2026-07-28) client must supply the answer on a retry of the
-// request. A handler returns it (wrapped or joined with others) unchanged;
+// ErrInputRequired is returned by Elicit, CreateMessage and ListRoots (and
+// so by tool.Elicit and tool.Sample while serving a request) when a modern
+// (2026-07-28) client must supply the answer on a retry of the request. A handler returns it (wrapped or joined with others) unchanged;
 // the server then answers with an input_required result listing every
 // question asked so far, and calls the handler again, from the start, when
 // the client retries with the answers. Handlers must therefore ask their

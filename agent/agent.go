@@ -14,7 +14,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,11 +54,17 @@ type Agent struct {
 	// Final names tools whose successful result is the answer: the run
 	// ends with it, without asking the model again.
 	Final []string
-	// Ask, when set, asks the user for required arguments the model left
-	// out (interactive use), and the call is made again with them. It
-	// returns the values by argument name. Without it the model gets the
+	// Elicit, when set, asks the user for input a tool asks for
+	// (tool.Elicit) during call: interactive use. With the registry's
+	// AskMissing, it is also asked for required arguments the model left
+	// out, and the call is made again with them. Without it, tool.Elicit
+	// fails with errors.ErrUnsupported, and the model gets the arguments
 	// error and may repair the call itself.
-	Ask func(ctx context.Context, call model.ToolCall, missing []string) (map[string]any, error)
+	Elicit func(ctx context.Context, call model.ToolCall, e *tool.Elicitation) (*tool.ElicitResult, error)
+	// Sample, when set, answers a tool that asks for a completion
+	// (tool.Sample) during call; without it, tool.Sample fails with
+	// errors.ErrUnsupported.
+	Sample func(ctx context.Context, call model.ToolCall, s *tool.Sampling) (*tool.SamplingResult, error)
 	// MaxTokens bounds each answer (0: the adapter's default).
 	MaxTokens int
 	// NoStream asks the model for each answer whole rather than streamed
@@ -69,7 +74,8 @@ type Agent struct {
 	NoStream bool
 	// OnEvent receives the run's events as they happen, on the goroutine
 	// that produced them (tool events of a turn may come from several at
-	// once). It must not block for long.
+	// once), the progress (tool.Progress) and log messages (tool.Log) of
+	// the tools it calls included. It must not block for long.
 	OnEvent func(Event)
 }
 
@@ -277,6 +283,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []model.ToolCall, failures m
 func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolResult, error) {
 	start := time.Now()
 	a.emit(Event{Type: EventToolStart, CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+	if a.OnEvent != nil || a.Elicit != nil || a.Sample != nil {
+		ctx = tool.WithClient(ctx, &callClient{a: a, call: call})
+	}
 	res, err := a.call(ctx, call)
 	if err != nil && errors.Is(err, tool.ErrFatal) {
 		a.emit(Event{Type: EventToolEnd, CallID: call.ID, Tool: call.Name, Duration: time.Since(start), Err: err.Error(), IsError: true})
@@ -300,8 +309,7 @@ func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolRes
 	return out, nil
 }
 
-// call makes the call through the registry, asking the user for missing
-// required arguments when it can.
+// call makes the call through the registry.
 func (a *Agent) call(ctx context.Context, call model.ToolCall) (*tool.Result, error) {
 	if call.Invalid != "" {
 		return nil, fmt.Errorf("the call of %s was not run: %s; send the call again with its arguments as one JSON object", call.Name, call.Invalid)
@@ -309,23 +317,36 @@ func (a *Agent) call(ctx context.Context, call model.ToolCall) (*tool.Result, er
 	if a.Tools == nil {
 		return nil, &tool.UnknownToolError{Name: call.Name}
 	}
-	res, err := a.Tools.Call(ctx, call.Name, call.Arguments)
-	var ae *tool.ArgumentsError
-	if a.Ask == nil || !errors.As(err, &ae) || len(ae.Missing) == 0 || ae.Syntax != "" || len(ae.Problems) > 0 {
-		return res, err
+	return a.Tools.Call(ctx, call.Name, call.Arguments)
+}
+
+// callClient is the tool.Client of one call: progress and log messages
+// become events, questions go to the agent's Elicit and Sample.
+type callClient struct {
+	a    *Agent
+	call model.ToolCall
+}
+
+func (c *callClient) Progress(_ context.Context, progress, total float64, message string) error {
+	c.a.emit(Event{Type: EventProgress, CallID: c.call.ID, Tool: c.call.Name, Progress: progress, Total: max(total, 0), Text: message})
+	return nil
+}
+
+func (c *callClient) Log(_ context.Context, level tool.LogLevel, logger string, data any) error {
+	c.a.emit(Event{Type: EventLog, CallID: c.call.ID, Tool: c.call.Name, Level: level, Logger: logger, Data: data})
+	return nil
+}
+
+func (c *callClient) Elicit(ctx context.Context, e *tool.Elicitation) (*tool.ElicitResult, error) {
+	if c.a.Elicit == nil {
+		return nil, fmt.Errorf("cannot ask the user for input: %w (the agent has no Elicit)", errors.ErrUnsupported)
 	}
-	answers, aerr := a.Ask(ctx, call, ae.Missing)
-	if aerr != nil {
-		return nil, fmt.Errorf("%w (asking the user for %s: %v)", err, strings.Join(ae.Missing, ", "), aerr)
+	return c.a.Elicit(ctx, c.call, e)
+}
+
+func (c *callClient) Sample(ctx context.Context, s *tool.Sampling) (*tool.SamplingResult, error) {
+	if c.a.Sample == nil {
+		return nil, fmt.Errorf("cannot ask for a completion: %w (the agent has no Sample)", errors.ErrUnsupported)
 	}
-	args := map[string]any{}
-	_ = json.Unmarshal(call.Arguments, &args)
-	for k, v := range answers {
-		args[k] = v
-	}
-	b, merr := json.Marshal(args)
-	if merr != nil {
-		return nil, err
-	}
-	return a.Tools.Call(ctx, call.Name, b)
+	return c.a.Sample(ctx, c.call, s)
 }

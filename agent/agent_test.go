@@ -201,25 +201,45 @@ func TestFatalEndsRun(t *testing.T) {
 	}
 }
 
-// TestAskForMissing: with Ask set, required arguments the model left out
-// are asked of the user, and the call runs with them.
+// TestAskForMissing: with the registry's AskMissing and the agent's
+// Elicit, required arguments the model left out are asked of the user,
+// and the call runs with them; without Elicit, the model reads the
+// arguments error.
 func TestAskForMissing(t *testing.T) {
-	var reg tool.Registry
-	if err := reg.Add(divide()); err != nil {
-		t.Fatal(err)
-	}
-	var asked []string
-	a := &agent.Agent{Model: &script{answers: []model.Message{calls("divide", `{"a":9}`), answer("done")}}, Tools: &reg,
-		Ask: func(_ context.Context, c model.ToolCall, missing []string) (map[string]any, error) {
-			asked = append(asked, c.Name+":"+strings.Join(missing, ","))
-			return map[string]any{"b": 3}, nil
-		}}
-	res, err := a.Run(context.Background(), []model.Message{{Role: model.RoleUser, Text: "go"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := res.Messages[2].ToolResults[0]; r.IsError || r.Text != "3" || strings.Join(asked, ";") != "divide:b" {
-		t.Errorf("result %+v after asking %v", r, asked)
+	for _, tt := range []struct {
+		name      string
+		elicit    bool
+		want      string
+		wantAsked string
+	}{
+		{"asked", true, "3", "divide:b"},
+		{"nobody to ask", false, `missing required argument "b"`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var reg tool.Registry
+			if err := reg.Add(divide()); err != nil {
+				t.Fatal(err)
+			}
+			reg.AskMissing(true)
+			var asked []string
+			a := &agent.Agent{Model: &script{answers: []model.Message{calls("divide", `{"a":9}`), answer("done")}}, Tools: &reg,
+				OnEvent: func(agent.Event) {}} // a listener, and nobody to ask unless Elicit
+			if tt.elicit {
+				a.Elicit = func(_ context.Context, c model.ToolCall, e *tool.Elicitation) (*tool.ElicitResult, error) {
+					if strings.Contains(string(e.Schema), `"required":["b"]`) {
+						asked = append(asked, c.Name+":b")
+					}
+					return &tool.ElicitResult{Action: tool.ActionAccept, Content: map[string]any{"b": 3}}, nil
+				}
+			}
+			res, err := a.Run(context.Background(), []model.Message{{Role: model.RoleUser, Text: "go"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := res.Messages[2].ToolResults[0]; !strings.Contains(r.Text, tt.want) || strings.Join(asked, ";") != tt.wantAsked {
+				t.Errorf("result %+v after asking %v; want %q after asking %q", r, asked, tt.want, tt.wantAsked)
+			}
+		})
 	}
 }
 

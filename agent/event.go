@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // EventType says what an Event reports.
@@ -25,6 +26,12 @@ const (
 	EventUsage EventType = "usage"
 	// EventAnswer is the final answer (Text).
 	EventAnswer EventType = "answer"
+	// EventProgress is a running tool's progress (CallID, Tool, Progress,
+	// Total when known, Text): tool.Progress.
+	EventProgress EventType = "progress"
+	// EventLog is a running tool's log message (CallID, Tool, Level,
+	// Logger, Data): tool.Log.
+	EventLog EventType = "log"
 )
 
 // Event is something that happened in a run, for a UI or a log. It
@@ -41,4 +48,9 @@ type Event struct {
 	ResultSize int             `json:"result_size,omitempty"`
 	Turn       int             `json:"turn,omitempty"`
 	Usage      model.Usage     `json:"usage,omitzero"`
+	Progress   float64         `json:"progress,omitempty"`
+	Total      float64         `json:"total,omitempty"`
+	Level      tool.LogLevel   `json:"level,omitempty"`
+	Logger     string          `json:"logger,omitempty"`
+	Data       any             `json:"data,omitempty"`
 }

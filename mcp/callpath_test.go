@@ -189,7 +189,7 @@ type divideIn struct {
 	B float64 `json:"b" description:"Divisor"`
 }
 
-// TestAskMissing: with AskMissing, a call that leaves out a required
+// TestAskMissing: with the registry's AskMissing, a call that leaves out a required
 // argument asks the client's user for it (elicitation), in both eras, and
 // runs with the answer; a user who declines is an error result; a client
 // without elicitation gets the arguments error.
@@ -197,7 +197,7 @@ func TestAskMissing(t *testing.T) {
 	srv := newServer(t, tool.Must(tool.New("divide", "Divides a by b.", func(_ context.Context, in divideIn) (string, error) {
 		return fmt.Sprint(in.A / in.B), nil
 	})))
-	srv.AskMissing = true
+	srv.Tools().AskMissing(true)
 	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
 	t.Cleanup(ts.Close)
 	for _, tt := range []struct {

@@ -68,7 +68,7 @@ func ctServer(t *testing.T) *Server {
 		}),
 		ctTool("progress", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
 			for i := 1; i <= 3; i++ {
-				if err := Progress(ctx, float64(i), 3, fmt.Sprintf("step %d", i)); err != nil {
+				if err := tool.Progress(ctx, float64(i), 3, fmt.Sprintf("step %d", i)); err != nil {
 					return nil, err
 				}
 			}

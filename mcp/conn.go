@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/ctxkey"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -166,12 +167,13 @@ func (r *request) responseParts() *responseParts {
 
 type requestKey struct{}
 
-// Value returns the request for requestKey, and its caller for
-// tool.CallerKey; other keys are the values of the HTTP request it came
-// in (in a legacy session), then the connection context's.
+// Value returns the request for requestKey and as the tool.Client of the
+// calls it serves, and its caller for tool.CallerKey; other keys are the
+// values of the HTTP request it came in (in a legacy session), then the
+// connection context's.
 func (r *request) Value(key any) any {
 	switch key {
-	case requestKey{}:
+	case requestKey{}, ctxkey.Client{}:
 		return r
 	case tool.CallerKey:
 		if r.caller != nil {

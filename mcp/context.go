@@ -11,9 +11,9 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// ErrInputRequired is returned by Elicit, CreateMessage and ListRoots when a
-// modern (2026-07-28) client must supply the answer on a retry of the
-// request. A handler returns it (wrapped or joined with others) unchanged;
+// ErrInputRequired is returned by Elicit, CreateMessage and ListRoots (and
+// so by tool.Elicit and tool.Sample while serving a request) when a modern
+// (2026-07-28) client must supply the answer on a retry of the request. A handler returns it (wrapped or joined with others) unchanged;
 // the server then answers with an input_required result listing every
 // question asked so far, and calls the handler again, from the start, when
 // the client retries with the answers. Handlers must therefore ask their
@@ -54,12 +54,11 @@ func (r *request) info() RequestInfo {
 	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: c}
 }
 
-// Progress reports progress of the current request to the client, if it
-// asked for progress (a progressToken in _meta); otherwise it does nothing.
-// total <= 0 means unknown.
-func Progress(ctx context.Context, progress, total float64, message string) error {
-	r := requestFrom(ctx)
-	if r == nil || len(r.progressToken) == 0 {
+// Progress reports progress of the request to the client, if it asked for
+// progress (a progressToken in _meta); otherwise it does nothing. It makes
+// the request a tool.Client: handlers call tool.Progress.
+func (r *request) Progress(_ context.Context, progress, total float64, message string) error {
+	if len(r.progressToken) == 0 {
 		return nil
 	}
 	p := ProgressParams{ProgressToken: r.progressToken, Progress: progress, Message: message}
@@ -73,24 +72,58 @@ func Progress(ctx context.Context, progress, total float64, message string) erro
 	return r.out.send(m)
 }
 
-// Log sends a log message about the current request to the client, when the
-// client asked for messages of that level: by logging/setLevel (legacy; all
-// levels until then) or by the logLevel in the request's _meta (modern; none
-// without it).
-func Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
-	r := requestFrom(ctx)
-	if r == nil || r.logLevel == "" || levelRank[level] < levelRank[r.logLevel] {
+// Log sends a log message about the request to the client, when the
+// client asked for messages of that level: by logging/setLevel (legacy;
+// all levels until then) or by the logLevel in the request's _meta
+// (modern; none without it). Handlers call tool.Log.
+func (r *request) Log(_ context.Context, level tool.LogLevel, logger string, data any) error {
+	l := LoggingLevel(level)
+	if r.logLevel == "" || levelRank[l] < levelRank[r.logLevel] {
 		return nil
 	}
-	m, err := jsonrpc.NewNotification(NotificationMessage, LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	m, err := jsonrpc.NewNotification(NotificationMessage, LoggingMessageParams{Level: l, Logger: logger, Data: data})
 	if err != nil {
 		return err
 	}
 	return r.out.send(m)
 }
 
+// Elicit asks the client's user to fill in a form: tool.Elicit while
+// serving a request. See ErrInputRequired for how a modern client answers.
+func (r *request) Elicit(ctx context.Context, e *tool.Elicitation) (*tool.ElicitResult, error) {
+	res, err := Elicit(ctx, &ElicitParams{Mode: "form", Message: e.Message, RequestedSchema: e.Schema})
+	if err != nil {
+		return nil, err
+	}
+	return &tool.ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// Sample asks the client's LLM for a completion: tool.Sample while serving
+// a request. See ErrInputRequired for how a modern client answers.
+func (r *request) Sample(ctx context.Context, s *tool.Sampling) (*tool.SamplingResult, error) {
+	p := &CreateMessageParams{SystemPrompt: s.System, MaxTokens: s.MaxTokens, Messages: make([]SamplingMessage, len(s.Messages))}
+	for i, m := range s.Messages {
+		c, err := json.Marshal(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("sampling message %d: %w", i, err)
+		}
+		p.Messages[i] = SamplingMessage{Role: Role(m.Role), Content: c}
+	}
+	res, err := CreateMessage(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := &tool.SamplingResult{Role: string(res.Role), Model: res.Model, StopReason: res.StopReason}
+	if err := json.Unmarshal(res.Content, &out.Content); err != nil {
+		return nil, fmt.Errorf("the client's sampling answer holds no single content block (%w): call mcp.CreateMessage for answers with several", err)
+	}
+	return out, nil
+}
+
 // Elicit asks the client's user for input. See ErrInputRequired for how a
-// modern client answers.
+// modern client answers. Handlers that ask with a form call tool.Elicit,
+// which works in-process too; Elicit is for what only MCP has (a URL to
+// visit, _meta).
 func Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
 	var res ElicitResult
 	err := askClient(ctx, MethodElicit, p, &res, func(c *ClientCapabilities) bool { return c.Elicitation != nil })
@@ -101,7 +134,10 @@ func Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
 }
 
 // CreateMessage asks the client's LLM for a completion (sampling). See
-// ErrInputRequired for how a modern client answers.
+// ErrInputRequired for how a modern client answers. Handlers that send a
+// conversation call tool.Sample, which works in-process too;
+// CreateMessage is for what only MCP has (model preferences, tools,
+// context inclusion, _meta).
 func CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
 	var res CreateMessageResult
 	err := askClient(ctx, MethodCreateMessage, p, &res, func(c *ClientCapabilities) bool { return c.Sampling != nil })
@@ -192,11 +228,20 @@ func askClient(ctx context.Context, method string, params any, out any, supporte
 	return ErrInputRequired
 }
 
-func missingCapability(method string) *jsonrpc.Error {
+func missingCapability(method string) error {
 	capName := map[string]string{MethodElicit: "elicitation", MethodCreateMessage: "sampling", MethodListRoots: "roots"}[method]
-	return jsonrpc.NewError(CodeMissingRequiredClientCapability, "the client did not declare the %s capability that %s needs", capName, method).
-		WithData(map[string]any{"requiredCapabilities": map[string]any{capName: map[string]any{}}})
+	return capabilityError{jsonrpc.NewError(CodeMissingRequiredClientCapability, "the client did not declare the %s capability that %s needs", capName, method).
+		WithData(map[string]any{"requiredCapabilities": map[string]any{capName: map[string]any{}}})}
 }
+
+// capabilityError is the protocol error of a question the client cannot
+// answer; it is also errors.ErrUnsupported, as tool.Client says, so that
+// the registry asking for missing arguments leaves the call's error as it
+// was.
+type capabilityError struct{ rpc *jsonrpc.Error }
+
+func (e capabilityError) Error() string   { return e.rpc.Error() }
+func (e capabilityError) Unwrap() []error { return []error{e.rpc, errors.ErrUnsupported} }
 
 // State returns the application state a handler saved with SetState on an
 // earlier round of a multi round-trip request; nil on the first round.

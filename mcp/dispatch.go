@@ -379,9 +379,6 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		req.caller = &c
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
-	if err != nil && s.AskMissing {
-		res, err = s.retryMissing(ctx, p.Name, p.Arguments, res, err)
-	}
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		var unknown *tool.UnknownToolError

@@ -101,14 +101,14 @@ func ExampleNewHTTPHandler() {
 
 // A tool reports progress and logs through its context; the server sends
 // them to the client only when it asked (a progressToken, a log level).
-func ExampleProgress() {
+func Example_progress() {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "worker", Version: "1.0.0"}}
 	_ = srv.AddTools(tool.NewFunc(
 		tool.Info{Name: "work"},
 		func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
-			_ = mcp.Progress(ctx, 1, 2, "half way")
-			_ = mcp.Log(ctx, mcp.LevelInfo, "work", "still going")
-			_ = mcp.Progress(ctx, 2, 2, "done")
+			_ = tool.Progress(ctx, 1, 2, "half way")
+			_ = tool.Log(ctx, tool.LevelInfo, "work", "still going")
+			_ = tool.Progress(ctx, 2, 2, "done")
 			return tool.Text("worked"), nil
 		}))
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"p1","io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}

@@ -129,11 +129,6 @@ type Server struct {
 	// close it at any time); an HTTP+SSE session ends with its stream, so
 	// its stream is not closed while a request of it runs.
 	StreamIdleTimeout time.Duration
-	// AskMissing asks the client's user (elicitation) for required
-	// arguments a tools/call left out, when the client can answer and the
-	// arguments are plain values, and runs the call with them; otherwise,
-	// and without AskMissing, the call fails and the model reads why.
-	AskMissing bool
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into

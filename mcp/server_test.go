@@ -133,7 +133,7 @@ func TestPagination(t *testing.T) {
 func progressTool() tool.Tool {
 	return textTool("work", func(ctx context.Context, _ map[string]any) (string, error) {
 		for i := 1; i <= 3; i++ {
-			if err := mcp.Progress(ctx, float64(i), 3, fmt.Sprintf("step %d", i)); err != nil {
+			if err := tool.Progress(ctx, float64(i), 3, fmt.Sprintf("step %d", i)); err != nil {
 				return "", err
 			}
 		}
@@ -209,8 +209,8 @@ func TestProgressHTTP(t *testing.T) {
 
 func loggingTool() tool.Tool {
 	return textTool("chatty", func(ctx context.Context, _ map[string]any) (string, error) {
-		for _, l := range []mcp.LoggingLevel{mcp.LevelDebug, mcp.LevelInfo, mcp.LevelWarning, mcp.LevelError} {
-			if err := mcp.Log(ctx, l, "chatty", map[string]string{"msg": string(l)}); err != nil {
+		for _, l := range []tool.LogLevel{tool.LevelDebug, tool.LevelInfo, tool.LevelWarning, tool.LevelError} {
+			if err := tool.Log(ctx, l, "chatty", map[string]string{"msg": string(l)}); err != nil {
 				return "", err
 			}
 		}

@@ -29,6 +29,8 @@ type Registry struct {
 	mws      []Middleware
 	chain    Handler // mws around invoke; nil without middleware
 	watchers []func()
+	// asks: see AskMissing.
+	asks bool
 }
 
 // entry is one registered tool.
@@ -270,10 +272,20 @@ func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
 // panicked, or the tool's own error; show them with ErrorResult. Fatal
 // errors (see ErrFatal) end a run: an *InjectionError, and any error once
 // ctx is done.
+//
+// When the registry asks for missing arguments (see AskMissing), a call
+// that left out required ones may first ask the call's Client for them.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
+	return r.call(ctx, name, args, true)
+}
+
+// call is Call; mayAsk is false for the call made again with the answers
+// of the user asked for missing arguments.
+func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, mayAsk bool) (*Result, error) {
 	r.mu.RLock()
 	e, ok := r.entries[name]
 	chain := r.chain
+	mayAsk = mayAsk && r.asks
 	var unknown *UnknownToolError
 	if !ok {
 		unknown = &UnknownToolError{Name: name, Suggestions: Suggest(name, r.order), Gone: r.gone[name]}
@@ -296,6 +308,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	} else {
 		m, err := e.pipe.Prepare(ctx, args)
 		if err != nil {
+			if mayAsk {
+				return r.askMissing(ctx, e, args, err)
+			}
 			return nil, r.fatalIfDone(ctx, err)
 		}
 		c.m = m

@@ -4,7 +4,10 @@
 // call by name.
 //
 // A local Go function, a tool on a remote MCP server and a built-in toolset
-// are all a Tool, so an agent and an MCP server treat them alike.
+// are all a Tool, so an agent and an MCP server treat them alike. What a
+// tool may ask of whoever called it (progress, log messages, questions to
+// the user or the caller's model) goes through a Client, so a tool does
+// not depend on where it runs either.
 package tool
 
 import (

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -111,7 +113,9 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		c.in.Buffer(make([]byte, 64<<10), 1<<20)
 	}
 	r.tools.Use(c.rec.Middleware())
-	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Ask: c.ask}
+	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit}
+	// A call that leaves out a required argument asks the user for it.
+	r.tools.AskMissing(true)
 	return c, nil
 }
 
@@ -387,13 +391,26 @@ func (c *chat) approve(_ context.Context, call *tool.Call) (bool, error) {
 }
 
 // ask asks the user for required arguments the model left out.
-func (c *chat) ask(_ context.Context, call model.ToolCall, missing []string) (map[string]any, error) {
+func (c *chat) elicit(_ context.Context, call model.ToolCall, e *tool.Elicitation) (*tool.ElicitResult, error) {
+	var form struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(e.Schema, &form); err != nil {
+		return nil, fmt.Errorf("the form %s asks for is not a JSON Schema object: %w", call.Name, err)
+	}
+	names := slices.Clone(form.Required) // asked first, in order
+	for _, n := range slices.Sorted(maps.Keys(form.Properties)) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	c.mu.Lock()
 	c.stopSpinnerLocked()
 	c.clearStatus()
 	c.mu.Unlock()
 	values := map[string]any{}
-	for _, name := range missing {
+	for _, name := range names {
 		v, err := c.readLine(fmt.Sprintf("%s needs %q: ", call.Name, name))
 		if err != nil {
 			return nil, err
@@ -404,5 +421,5 @@ func (c *chat) ask(_ context.Context, call model.ToolCall, missing []string) (ma
 		}
 		values[name] = typed
 	}
-	return values, nil
+	return &tool.ElicitResult{Action: tool.ActionAccept, Content: values}, nil
 }

@@ -244,10 +244,10 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened c
 		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 		Logger:       logger,
-		// A call that leaves out a required argument asks the client's
-		// user for it, when the client can.
-		AskMissing: true,
 	}
+	// A call that leaves out a required argument asks the client's user
+	// for it, when the client can.
+	srv.Tools().AskMissing(true)
 	defer func() {
 		if err != nil {
 			_ = opened.Close()

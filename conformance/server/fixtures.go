@@ -77,7 +77,7 @@ func tools() []tool.Tool {
 					if i > 0 {
 						sleep(ctx, 50*time.Millisecond)
 					}
-					if err := mcp.Log(ctx, mcp.LevelInfo, "", msg); err != nil {
+					if err := tool.Log(ctx, tool.LevelInfo, "", msg); err != nil {
 						return nil, err
 					}
 				}
@@ -89,7 +89,7 @@ func tools() []tool.Tool {
 					if i > 0 {
 						sleep(ctx, 50*time.Millisecond)
 					}
-					if err := mcp.Progress(ctx, p, 100, fmt.Sprintf("Completed step %g of %d", p, 100)); err != nil {
+					if err := tool.Progress(ctx, p, 100, fmt.Sprintf("Completed step %g of %d", p, 100)); err != nil {
 						return nil, err
 					}
 				}

@@ -24,7 +24,7 @@ func modernTools(srv *mcp.Server) []tool.Tool {
 			}),
 		handler("test_streaming_elicitation", "Asks the user a question through an input_required result", "",
 			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
-				_ = mcp.Progress(ctx, 0, 1, "asking the user")
+				_ = tool.Progress(ctx, 0, 1, "asking the user")
 				res, err := mcp.Elicit(mcp.WithInputKey(ctx, "user_name"), nameQuestion())
 				if err != nil {
 					return nil, err
@@ -33,8 +33,8 @@ func modernTools(srv *mcp.Server) []tool.Tool {
 			}),
 		handler("test_logging_tool", "Logs three messages at the level the request asks for", "",
 			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
-				for _, l := range []mcp.LoggingLevel{mcp.LevelDebug, mcp.LevelInfo, mcp.LevelWarning} {
-					if err := mcp.Log(ctx, l, "conformance", fmt.Sprintf("a %s message", l)); err != nil {
+				for _, l := range []tool.LogLevel{tool.LevelDebug, tool.LevelInfo, tool.LevelWarning} {
+					if err := tool.Log(ctx, l, "conformance", fmt.Sprintf("a %s message", l)); err != nil {
 						return nil, err
 					}
 				}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/handle"
-	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -114,93 +112,12 @@ func (t *Toolset) keepFile(ctx context.Context, path string, fi os.FileInfo, opt
 	return info, err
 }
 
-// csvDelimiters are the delimiters DuckDB's sniffer considers.
-var csvDelimiters = []string{",", ";", "\t", "|"}
-
-// csvOptions returns how to read a file: DuckDB's sniffer detects the
-// dialect, held to a strict reading that reports a row with the wrong
-// number of fields instead of skipping the rows before it or taking each
-// line as one field.
-func (t *Toolset) csvOptions(ctx context.Context, path, encoding string) (CSVOptions, error) {
-	var opts CSVOptions
-	if encoding != "utf-8" {
-		opts.Encoding = encoding
-	}
-	columns := func(opts CSVOptions) ([][]any, error) {
-		args, err := opts.args(path)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := t.db.QueryContext(ctx, "DESCRIBE SELECT * FROM read_csv("+args+")")
-		if err != nil {
-			return nil, err
-		}
-		return scanAll(rows)
-	}
-	cols, err := columns(opts)
-	if err != nil && strings.Contains(err.Error(), "Error when sniffing file") {
-		// Mixed line endings, among others, need the lenient parser.
-		lenient := opts
-		lenient.Lenient = true
-		if lcols, lerr := columns(lenient); lerr == nil {
-			opts, cols, err = lenient, lcols, nil
-		}
-	}
-	if err != nil || len(cols) == 1 {
-		// The sniffer gave up, or took each line as one field: rows of
-		// different lengths, most likely. Reading without the sniffer,
-		// with the delimiter and the columns of the first line, says
-		// which row is wrong.
-		if d, header := firstLine(path); d != "" {
-			fields := strings.Split(header, d)
-			names := make([]string, len(fields))
-			for i, f := range fields {
-				names[i] = strings.Trim(strings.TrimSpace(f), `"`)
-			}
-			return CSVOptions{Encoding: opts.Encoding, Delim: d, Columns: names}, nil
-		}
-	}
-	return opts, err
-}
-
-// firstLine returns the first of DuckDB's candidate delimiters in the
-// first line of a file, and the line; "" when there is none.
-func firstLine(path string) (delim, line string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", ""
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, buf)
-	line, _, _ = strings.Cut(string(buf[:n]), "\n")
-	line = strings.TrimSuffix(strings.TrimPrefix(line, "\ufeff"), "\r")
-	for _, d := range csvDelimiters {
-		if strings.Contains(line, d) {
-			return d, line
-		}
-	}
-	return "", ""
-}
-
-// loadError explains a CSV that did not load.
-func loadError(path string, err error) error {
-	full := err.Error()
-	err = engineError("cannot load "+path+" as CSV", err)
-	switch {
-	case strings.Contains(full, "Invalid unicode") || strings.Contains(full, "not utf-8"):
-		return fmt.Errorf("%w: pass its encoding, e.g. \"encoding\": \"latin-1\"", err)
-	case strings.Contains(full, "Expected Number of Columns"):
-		return fmt.Errorf("%w: every row must have as many fields as the header; fix the file", err)
-	}
-	return err
-}
-
-// reportProgress sends MCP progress notifications while a long step runs:
-// one at once, then one every second; the returned func sends the last.
+// reportProgress reports progress to the call's client (tool.Progress)
+// while a long step runs: once at once, then every second; the returned
+// func reports the last.
 func reportProgress(ctx context.Context, msg string) (stop func(done string)) {
 	start := time.Now()
-	_ = mcp.Progress(ctx, 0, 0, msg)
+	_ = tool.Progress(ctx, 0, 0, msg)
 	quit := make(chan struct{})
 	sent := make(chan int)
 	go func() {
@@ -214,13 +131,13 @@ func reportProgress(ctx context.Context, msg string) (stop func(done string)) {
 				return
 			case <-tick.C:
 				n++
-				_ = mcp.Progress(ctx, float64(n), 0, fmt.Sprintf("%s: %s", msg, time.Since(start).Round(time.Second)))
+				_ = tool.Progress(ctx, float64(n), 0, fmt.Sprintf("%s: %s", msg, time.Since(start).Round(time.Second)))
 			}
 		}
 	}()
 	return func(done string) {
 		close(quit)
-		_ = mcp.Progress(ctx, float64(<-sent+1), 0, done)
+		_ = tool.Progress(ctx, float64(<-sent+1), 0, done)
 	}
 }
 

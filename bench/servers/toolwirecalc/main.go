@@ -18,8 +18,8 @@ func main() {
 	srv := &mcp.Server{
 		Info:         mcp.Implementation{Name: "toolwire", Version: "(devel)"},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
-		AskMissing:   true,
 	}
+	srv.Tools().AskMissing(true)
 	if err := srv.AddTools(calc.Tools()...); err != nil {
 		fmt.Fprintln(os.Stderr, "toolwirecalc:", err)
 		os.Exit(1)

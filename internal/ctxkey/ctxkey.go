@@ -1,0 +1,8 @@
+// Package ctxkey holds context keys that package tool defines and other
+// packages of this module answer without a context value of their own: an
+// MCP request is its handler's context, and answers for the tool.Client
+// of the calls it serves.
+package ctxkey
+
+// Client is the key of the tool.Client of a call.
+type Client struct{}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/toolwire/toolwire/schema"
 )
 
 // AskMissing sets whether the registry asks the user for required
@@ -80,30 +83,35 @@ func completeMissing(ctx context.Context, t Tool, args json.RawMessage, ae *Argu
 // of input, as input describes them; ok is false when one is not a plain
 // value.
 func missingForm(input json.RawMessage, missing []string) (form json.RawMessage, ok bool) {
-	var in struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(input, &in) != nil {
+	all, err := schema.Properties(input)
+	if err != nil {
 		return nil, false
 	}
-	props := make(map[string]any, len(missing))
+	type field struct {
+		Type        string            `json:"type"`
+		Title       string            `json:"title,omitempty"`
+		Description string            `json:"description,omitempty"`
+		Enum        []json.RawMessage `json:"enum,omitempty"`
+	}
+	props := make(map[string]field, len(missing))
 	for _, name := range missing {
-		var p struct {
-			Type        string   `json:"type"`
-			Title       string   `json:"title,omitempty"`
-			Description string   `json:"description,omitempty"`
-			Enum        []string `json:"enum,omitempty"`
-		}
-		if json.Unmarshal(in.Properties[name], &p) != nil {
+		i := slices.IndexFunc(all, func(p schema.Property) bool { return p.Name == name })
+		if i < 0 {
 			return nil, false
 		}
-		switch p.Type {
+		p := all[i]
+		switch p.MainType() {
 		case "string", "number", "integer", "boolean":
 		default:
 			return nil, false // nested, or not a plain value
 		}
-		props[name] = p
+		for _, v := range p.Enum {
+			if len(v) == 0 || v[0] != '"' {
+				return nil, false // a form's choices are strings
+			}
+		}
+		props[name] = field{Type: p.MainType(), Title: p.Title, Description: p.Description, Enum: p.Enum}
 	}
-	form, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
+	form, err = json.Marshal(map[string]any{"type": "object", "properties": props, "required": missing})
 	return form, err == nil
 }

@@ -143,6 +143,24 @@ func TestLoginRefresh(t *testing.T) {
 		}
 		return g
 	}
+	// needsLogin checks that a call fails saying to log in, and that the
+	// store keeps no dead token.
+	needsLogin := func(what string) {
+		t.Helper()
+		r := runTW("call", "--config", cfg, "--timeout", "60s", "calc__calculate", `{"expression": "6*7"}`)
+		t.Logf("call %s: exit %d\n%s", what, r.code, r.stderr)
+		if want := `server "calc" needs a login: run toolwire login calc --config ` + cfg; r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("call %s: exit %d, want a failure saying %q:\n%s%s", what, r.code, want, r.stdout, r.stderr)
+		}
+		for _, bad := range []string{"panic", "goroutine ", "401", "Unauthorized"} {
+			if strings.Contains(r.stderr, bad) {
+				t.Errorf("call %s: stderr says %q:\n%s", what, bad, r.stderr)
+			}
+		}
+		if g := grant(); g.AccessToken != "" || g.RefreshToken != "" {
+			t.Errorf("call %s: the store still holds the refused tokens (access token %t, refresh token %t)", what, g.AccessToken != "", g.RefreshToken != "")
+		}
+	}
 	// waitPast sleeps until the access token of g has expired.
 	waitPast := func(g oauth.Grant) {
 		t.Helper()
@@ -192,28 +210,31 @@ func TestLoginRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPast(g3)
-	r := runTW("call", "--config", cfg, "--timeout", "60s", "calc__calculate", `{"expression": "6*7"}`)
-	t.Logf("call with the refresh token refused: exit %d\n%s", r.code, r.stderr)
-	if want := `server "calc" needs a login: run toolwire login calc --config ` + cfg; r.code == 0 || !strings.Contains(r.stderr, want) {
-		t.Errorf("call with the refresh token refused: exit %d, want a failure saying %q:\n%s%s", r.code, want, r.stdout, r.stderr)
-	}
-	for _, bad := range []string{"panic", "goroutine ", "401", "Unauthorized"} {
-		if strings.Contains(r.stderr, bad) {
-			t.Errorf("call with the refresh token refused: stderr says %q:\n%s", bad, r.stderr)
-		}
-	}
-	if g := grant(); g.AccessToken != "" || g.RefreshToken != "" {
-		t.Errorf("the store still holds the refused tokens (access token %t, refresh token %t)", g.AccessToken != "", g.RefreshToken != "")
-	}
-	r = runTW("servers", "--config", cfg)
+	needsLogin("with the refresh token refused")
+	r := runTW("servers", "--config", cfg)
 	t.Logf("toolwire servers with the refresh token refused:\n%s", r.stdout)
 	if r.code != 0 || strings.Contains(r.stdout, "logged in as") {
 		t.Errorf("servers with the refresh token refused: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// A new login works again.
-	login()
+	g4 := login()
 	call("after logging in again")
+
+	// Hydra forgets the client toolwire registered (an administrator
+	// deleted it): the call says to log in, and the login registers a
+	// new client, rather than sending the user to log in for the
+	// forgotten one (Hydra stops that login at its error page: it never
+	// comes back).
+	if err := hy.DeleteClient(ctx, g4.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	waitPast(grant())
+	needsLogin("with the client forgotten")
+	if g := login(); g.ClientID == g4.ClientID {
+		t.Errorf("the login after Hydra forgot the client uses it still")
+	}
+	call("after logging in with a new client")
 
 	if !strings.Contains(serverLog.String(), "tools/call") {
 		t.Errorf("the server logged no call:\n%s", serverLog)

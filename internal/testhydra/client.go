@@ -83,6 +83,16 @@ func (s *Server) CreateClient(ctx context.Context, c Client) (id, secret string,
 	return created.ID, created.Secret, nil
 }
 
+// DeleteClient removes a client through Hydra's admin API: its tokens
+// are refused from then on (at the token endpoint; a JWT access token
+// stays valid for a resource server until it expires).
+func (s *Server) DeleteClient(ctx context.Context, id string) error {
+	if err := s.doJSON(ctx, http.MethodDelete, s.adminURL+"/admin/clients/"+url.PathEscape(id), nil, nil); err != nil {
+		return fmt.Errorf("deleting client %s at hydra: %w", id, err)
+	}
+	return nil
+}
+
 // RevokeConsent revokes, through Hydra's admin API, what subject
 // consented to for every client, and with it the refresh tokens (and
 // access tokens) issued under that consent: a refresh is then refused

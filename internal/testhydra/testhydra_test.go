@@ -226,6 +226,31 @@ func TestRevokeConsent(t *testing.T) {
 	}
 }
 
+// TestDeleteClient deletes a client: its refresh tokens are refused with
+// invalid_client, another client's still work.
+func TestDeleteClient(t *testing.T) {
+	s := testhydra.Start(t)
+	gone, kept := userClient(t, s, "client_secret_basic"), userClient(t, s, "client_secret_basic")
+	var toks []*oauth2.Token
+	for _, cfg := range []*oauth2.Config{gone, kept} {
+		tok, err := s.UserToken(ctx(t), cfg, "bob", resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok.Expiry = time.Now().Add(-time.Minute)
+		toks = append(toks, tok)
+	}
+	if err := s.DeleteClient(ctx(t), gone.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.TokenSource(ctx(t), toks[0]).Token(); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("refreshing a token of the deleted client: err %v, want invalid_client", err)
+	}
+	if _, err := kept.TokenSource(ctx(t), toks[1]).Token(); err != nil {
+		t.Errorf("refreshing a token of another client: %v", err)
+	}
+}
+
 // TestSubjects logs two users in: by login_hint, and by SetSubject.
 func TestSubjects(t *testing.T) {
 	s := testhydra.Start(t)

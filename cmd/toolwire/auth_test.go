@@ -39,10 +39,12 @@ func TestServeAuthReplicas(t *testing.T) {
 	}
 	const aud = "http://mcp.test/mcp" // the replicas' one canonical URL, behind a load balancer
 	var urls []string
+	var logs []*syncBuffer
 	for range 2 {
-		addr, _ := serveHTTPWithLog(t, "data", "--allow-dir", files, "--data-dir", tables, "--redis", rs.Addr,
+		addr, log := serveHTTPWithLog(t, "data", "--allow-dir", files, "--data-dir", tables, "--redis", rs.Addr,
 			"--auth-issuer", h.Issuer(), "--auth-audience", aud, "--auth-scope", "mcp")
 		urls = append(urls, "http://"+addr+"/mcp")
+		logs = append(logs, log)
 	}
 	const redirect = "http://127.0.0.1/callback"
 	id, secret, err := h.CreateClient(ctx, testhydra.Client{GrantTypes: []string{"authorization_code"}, RedirectURIs: []string{redirect}, Scopes: []string{"mcp"}})
@@ -51,6 +53,7 @@ func TestServeAuthReplicas(t *testing.T) {
 	}
 	cfg := &oauth2.Config{ClientID: id, ClientSecret: secret, RedirectURL: redirect, Scopes: []string{"mcp"}}
 	eras := []string{mcp.Version20251125, ""} // a legacy session; modern requests
+	var tokens, answers []string
 	// connect opens a session (legacy, or modern requests) for user on a
 	// replica, with a token of its own.
 	connect := func(user string, replica int, version string) *mcp.ClientSession {
@@ -59,6 +62,7 @@ func TestServeAuthReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tokens = append(tokens, tok.AccessToken)
 		s, err := (&mcp.Client{Info: mcp.Implementation{Name: "test", Version: "1"}, ProtocolVersion: version}).Connect(ctx,
 			&mcp.HTTPTransport{URL: urls[replica], Header: http.Header{"Authorization": {"Bearer " + tok.AccessToken}}})
 		if err != nil {
@@ -76,6 +80,7 @@ func TestServeAuthReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on replica %d: %s: %v", user, replica, name, err)
 		}
+		answers = append(answers, res.Content[0].Text)
 		return res.Content[0].Text, res.IsError
 	}
 
@@ -187,4 +192,8 @@ func TestServeAuthReplicas(t *testing.T) {
 			}
 		}
 	}
+	for _, log := range logs {
+		answers = append(answers, log.String())
+	}
+	checkNoTokens(t, tokens, answers)
 }

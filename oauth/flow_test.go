@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -243,6 +244,47 @@ func TestRefresh(t *testing.T) {
 			t.Errorf("%d authorizations, %d registrations; want a new authorization by the same client", len(f.authRequests), len(f.regs))
 		}
 	})
+	// The authorization server no longer knows the client it registered
+	// (deleted): its refresh is refused with invalid_client, and the next
+	// authorization, by the transport or by a later Login (the transport
+	// without Authorize), registers the client again rather than sending
+	// the user to log in for a client the server refuses.
+	for _, expiresIn := range []int{10, 0} {
+		for _, interactive := range []bool{true, false} {
+			t.Run(fmt.Sprintf("client forgotten, expires in %d, interactive %t", expiresIn, interactive), func(t *testing.T) {
+				f := newFake(t)
+				f.expiresIn = expiresIn
+				cfg := f.config()
+				f.call(t, cfg.Transport(nil))
+				f.set(func() {
+					clear(f.valid)
+					f.token = func(form url.Values) (int, string, string) {
+						if form.Get("grant_type") == "refresh_token" {
+							return 401, `{"error":"invalid_client","error_description":"The requested OAuth 2.0 Client does not exist."}`, "application/json"
+						}
+						rec := httptest.NewRecorder()
+						f.issue(rec, form)
+						return rec.Code, rec.Body.String(), "application/json"
+					}
+				})
+				if !interactive {
+					cli := *cfg
+					cli.Authorize = nil
+					if _, err := f.call(t, cli.Transport(nil)); !errors.Is(err, ErrLoginRequired) {
+						t.Fatalf("call without Authorize: %v, want ErrLoginRequired", err)
+					}
+					if _, err := cfg.Login(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				} else if status, err := f.call(t, cfg.Transport(nil)); err != nil || status != 200 {
+					t.Fatalf("call: %d, %v", status, err)
+				}
+				if len(f.authRequests) != 2 || len(f.regs) != 2 {
+					t.Errorf("%d authorizations, %d registrations; want a new authorization by a new registration", len(f.authRequests), len(f.regs))
+				}
+			})
+		}
+	}
 	t.Run("refused before expiry", func(t *testing.T) {
 		f := newFake(t)
 		f.expiresIn = 10

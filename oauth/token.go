@@ -125,11 +125,24 @@ func wrapTokenError(op string, err error) error {
 	return fmt.Errorf("oauth: %s: %w", op, err)
 }
 
-// isInvalidGrant reports whether err says a refresh token is no longer
-// good.
-func isInvalidGrant(err error) bool {
+// refused returns g without what the token endpoint's refusal err says
+// is dead: its tokens, when the refresh token is no longer good
+// (invalid_grant), and its client's registration too, when the server no
+// longer knows the client (invalid_client: deleted), so that the next
+// authorization registers again instead of sending the user to log in
+// for a client the server refuses. It returns nil when err is no such
+// refusal (the server may be out of reach for a while).
+func refused(g *Grant, err error) *Grant {
 	var te *tokenError
-	return errors.As(err, &te) && te.code == "invalid_grant"
+	if !errors.As(err, &te) || te.code != "invalid_grant" && te.code != "invalid_client" {
+		return nil
+	}
+	ng := *g
+	ng.AccessToken, ng.RefreshToken = "", ""
+	if te.code == "invalid_client" {
+		ng.ClientID, ng.ClientSecret, ng.AuthMethod = "", "", ""
+	}
+	return &ng
 }
 
 // checkToken checks a token response (after x/oauth2 parsed it): an

@@ -137,7 +137,8 @@ func (t *transport) send(req *http.Request, tok string, again bool) (*http.Respo
 // current returns the access token to send: the grant's, refreshed first
 // when it expires within refreshSkew; "" before any grant. A refresh that
 // fails leaves the old token (a 401 then starts a new authorization); a
-// refresh token the server no longer accepts is dropped.
+// refresh token the server no longer accepts is dropped, and so is a
+// client it no longer knows (see refused).
 func (t *transport) current(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -149,13 +150,11 @@ func (t *transport) current(ctx context.Context) (string, error) {
 		return g.AccessToken, nil
 	}
 	ng, err := t.c.refresh(ctx, g)
-	switch {
-	case err == nil:
+	if err == nil {
 		return ng.AccessToken, t.save(ctx, ng)
-	case isInvalidGrant(err):
-		ng := *g
-		ng.AccessToken, ng.RefreshToken = "", ""
-		return "", t.save(ctx, &ng)
+	}
+	if dead := refused(g, err); dead != nil {
+		return "", t.save(ctx, dead)
 	}
 	return g.AccessToken, nil
 }
@@ -165,7 +164,8 @@ func (t *transport) current(ctx context.Context) (string, error) {
 // (by another request, or another process through the Store), else a
 // refreshed one, else one from a new authorization. A grant from another
 // authorization server than the one the server names now is not refreshed
-// and its client not reused.
+// and its client not reused; nor is a client whose refresh the server
+// refuses as unknown (see refused).
 func (t *transport) reauthorize(ctx context.Context, failed string, ch challenge) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -181,8 +181,15 @@ func (t *transport) reauthorize(ctx context.Context, failed string, ch challenge
 		return "", err
 	}
 	if g != nil && g.Issuer == d.as.Issuer && g.RefreshToken != "" {
-		if ng, err := t.c.refresh(ctx, g); err == nil {
+		ng, err := t.c.refresh(ctx, g)
+		if err == nil {
 			return ng.AccessToken, t.save(ctx, ng)
+		}
+		if dead := refused(g, err); dead != nil {
+			if err := t.save(ctx, dead); err != nil {
+				return "", err
+			}
+			g = dead
 		}
 	}
 	ng, err := t.c.obtain(ctx, d, g, t.c.selectScopes(ch, d, g))

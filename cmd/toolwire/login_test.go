@@ -21,6 +21,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/toolwire/toolwire/internal/testhydra"
+	"github.com/toolwire/toolwire/oauth"
 )
 
 // testBrowser is the $BROWSER of the login tests: the test binary run
@@ -68,9 +69,66 @@ func (b *browserUser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// protectedServer runs toolwire serve --http with -v, requiring Hydra's
-// tokens for it (scope mcp:tools), and returns its URL and its log.
-func protectedServer(t *testing.T, hy *testhydra.Server) (string, *syncBuffer) {
+// browserEnv is the environment of the toolwire commands of a login
+// test: home as $HOME, tokens in its file (never the user's own keyring),
+// and the test browser handing the URLs it opens to the browserUser at
+// browserURL.
+func browserEnv(t *testing.T, home, browserURL string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		// Never the user's own keyring: the file, as where there is none.
+		"TOOLWIRE_TOKEN_STORE=file",
+		"BROWSER=" + self, "TOOLWIRE_TEST_BROWSER=" + browserURL, "GORACE=atexit_sleep_ms=0",
+	}
+}
+
+// tokenFile is the content of the token file (oauth.FileStore's).
+type tokenFile struct {
+	Version int                     `json:"version"`
+	Grants  map[string]*oauth.Grant `json:"grants"`
+}
+
+// storedGrant reads the grant for resource from the token file at path;
+// a zero Grant when there is none.
+func storedGrant(t *testing.T, path, resource string) oauth.Grant {
+	t.Helper()
+	var f tokenFile
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		t.Fatalf("reading the token file: %v", err) // not its content: it holds tokens
+	}
+	if g := f.Grants[resource]; g != nil {
+		return *g
+	}
+	return oauth.Grant{}
+}
+
+// checkNoTokens fails the test for each output that holds one of the
+// secrets, naming the output by its index (never printing it: it holds
+// a token).
+func checkNoTokens(t *testing.T, secrets, outputs []string) {
+	t.Helper()
+	for i, out := range outputs {
+		for j, s := range secrets {
+			if s != "" && strings.Contains(out, s) {
+				t.Errorf("output %d holds secret %d", i, j)
+			}
+		}
+	}
+}
+
+// protectedServer runs toolwire serve --http with -v and more arguments,
+// requiring Hydra's tokens for it (scope mcp:tools), and returns its URL
+// and its log.
+func protectedServer(t *testing.T, hy *testhydra.Server, more ...string) (string, *syncBuffer) {
 	t.Helper()
 	// The audience is the URL clients reach, port included: take a free
 	// port for it.
@@ -81,7 +139,7 @@ func protectedServer(t *testing.T, hy *testhydra.Server) (string, *syncBuffer) {
 	addr := ln.Addr().String()
 	ln.Close()
 	resource := "http://" + addr + "/mcp"
-	got, log := serveHTTPWithLog(t, "--http", addr, "-v", "--auth-issuer", hy.Issuer(), "--auth-audience", resource, "--auth-scope", "mcp:tools")
+	got, log := serveHTTPWithLog(t, append([]string{"--http", addr, "-v", "--auth-issuer", hy.Issuer(), "--auth-audience", resource, "--auth-scope", "mcp:tools"}, more...)...)
 	if got != addr {
 		t.Fatalf("serve listens on %s, not %s", got, addr)
 	}
@@ -104,16 +162,7 @@ func TestLoginOnTerminal(t *testing.T) {
 
 	home := t.TempDir()
 	cfg := writeConfig(t, map[string]string{"calc": fmt.Sprintf(`{"url": %q}`, resource)})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		// Never the user's own keyring: the file, as where there is none.
-		"TOOLWIRE_TOKEN_STORE=file",
-		"BROWSER=" + self, "TOOLWIRE_TEST_BROWSER=" + browser.URL, "GORACE=atexit_sleep_ms=0",
-	}
+	env := browserEnv(t, home, browser.URL)
 	var outputs []string // everything every command printed
 	runTW := func(args ...string) result {
 		t.Helper()
@@ -177,20 +226,10 @@ func TestLoginOnTerminal(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file mode %#o, want 0600", fi.Mode().Perm())
 	}
-	var stored struct {
-		Grants map[string]struct {
-			AccessToken  string `json:"access_token"`
-			RefreshToken string `json:"refresh_token"`
-			Subject      string `json:"subject"`
-		} `json:"grants"`
-	}
-	b, _ := os.ReadFile(tokensFile)
-	if err := json.Unmarshal(b, &stored); err != nil {
-		t.Fatal(err)
-	}
-	g := stored.Grants[resource]
+	g := storedGrant(t, tokensFile, resource)
 	if g.AccessToken == "" || g.RefreshToken == "" || g.Subject != testhydra.DefaultSubject {
-		t.Fatalf("the token file holds no grant for %s with both tokens and the subject: %s", resource, b)
+		t.Fatalf("the token file holds no grant for %s with both tokens and the subject %s (access token %t, refresh token %t, subject %q)",
+			resource, testhydra.DefaultSubject, g.AccessToken != "", g.RefreshToken != "", g.Subject)
 	}
 	secrets := []string{g.AccessToken, g.RefreshToken}
 
@@ -248,14 +287,7 @@ func TestLoginOnTerminal(t *testing.T) {
 	if !strings.Contains(serverLog.String(), "tools/call") {
 		t.Errorf("the server logged no call:\n%s", serverLog)
 	}
-	outputs = append(outputs, serverLog.String())
-	for i, out := range outputs {
-		for _, s := range secrets {
-			if strings.Contains(out, s) {
-				t.Errorf("output %d holds a token:\n%s", i, out)
-			}
-		}
-	}
+	checkNoTokens(t, secrets, append(outputs, serverLog.String()))
 	_ = filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
 		if err != nil || fi.IsDir() || p == tokensFile {
 			return nil

@@ -46,6 +46,11 @@ type Client struct {
 	// TokenEndpointAuthMethod is client_secret_basic (the default),
 	// client_secret_post or none.
 	TokenEndpointAuthMethod string
+	// AccessTokenLifespan, when not zero, is how long the access tokens
+	// of the client's authorization code and refresh grants live,
+	// instead of the server's AccessTokenTTL: a test gets an expired
+	// token from one client while the others' live on.
+	AccessTokenLifespan time.Duration
 }
 
 // CreateClient registers a client through Hydra's admin API and returns
@@ -65,6 +70,9 @@ func (s *Server) CreateClient(ctx context.Context, c Client) (id, secret string,
 	set("scope", strings.Join(c.Scopes, " "), c.Scopes != nil)
 	set("audience", c.Audience, c.Audience != nil)
 	set("token_endpoint_auth_method", c.TokenEndpointAuthMethod, c.TokenEndpointAuthMethod != "")
+	for _, grant := range []string{"authorization_code_grant", "refresh_token_grant"} {
+		set(grant+"_access_token_lifespan", c.AccessTokenLifespan.String(), c.AccessTokenLifespan != 0)
+	}
 	var created struct {
 		ID     string `json:"client_id"`
 		Secret string `json:"client_secret"`
@@ -73,6 +81,29 @@ func (s *Server) CreateClient(ctx context.Context, c Client) (id, secret string,
 		return "", "", fmt.Errorf("registering a client at hydra: %w", err)
 	}
 	return created.ID, created.Secret, nil
+}
+
+// DeleteClient removes a client through Hydra's admin API: its tokens
+// are refused from then on (at the token endpoint; a JWT access token
+// stays valid for a resource server until it expires).
+func (s *Server) DeleteClient(ctx context.Context, id string) error {
+	if err := s.doJSON(ctx, http.MethodDelete, s.adminURL+"/admin/clients/"+url.PathEscape(id), nil, nil); err != nil {
+		return fmt.Errorf("deleting client %s at hydra: %w", id, err)
+	}
+	return nil
+}
+
+// RevokeConsent revokes, through Hydra's admin API, what subject
+// consented to for every client, and with it the refresh tokens (and
+// access tokens) issued under that consent: a refresh is then refused
+// with invalid_grant. A JWT access token stays valid for a resource
+// server until it expires.
+func (s *Server) RevokeConsent(ctx context.Context, subject string) error {
+	u := s.adminURL + "/admin/oauth2/auth/sessions/consent?all=true&subject=" + url.QueryEscape(subject)
+	if err := s.doJSON(ctx, http.MethodDelete, u, nil, nil); err != nil {
+		return fmt.Errorf("revoking the consent of %s at hydra: %w", subject, err)
+	}
+	return nil
 }
 
 // Endpoint returns Hydra's authorization and token endpoints, for a

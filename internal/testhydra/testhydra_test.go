@@ -155,6 +155,102 @@ func TestRefreshTokenTTL(t *testing.T) {
 	}
 }
 
+// TestClientLifespan gives one client's access tokens a lifespan of
+// their own, first issued and refreshed: another client's keep the
+// server's.
+func TestClientLifespan(t *testing.T) {
+	s := testhydra.Start(t)
+	id, _, err := s.CreateClient(ctx(t), testhydra.Client{
+		GrantTypes: []string{"authorization_code", "refresh_token"}, RedirectURIs: []string{redirect},
+		Scopes: []string{"offline_access", "mcp:tools"}, TokenEndpointAuthMethod: "none", AccessTokenLifespan: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := &oauth2.Config{ClientID: id, Endpoint: s.Endpoint(), RedirectURL: redirect, Scopes: []string{"offline_access", "mcp:tools"}}
+	long := userClient(t, s, "none")
+	// exp minus iat, to the second; Hydra counts exp from the request's
+	// arrival, iat from the token's making, each rounded.
+	lifetime := func(tok *oauth2.Token) time.Duration {
+		c := claims(t, tok.AccessToken)
+		exp, _ := c["exp"].(float64)
+		iat, _ := c["iat"].(float64)
+		return time.Duration(exp-iat) * time.Second
+	}
+	for _, tc := range []struct {
+		cfg  *oauth2.Config
+		want time.Duration
+	}{{short, 5 * time.Second}, {long, time.Hour}} {
+		tok, err := s.UserToken(ctx(t), tc.cfg, "bob", resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lifetime(tok); got < tc.want || got > tc.want+2*time.Second {
+			t.Errorf("client %s: the access token lives %v, want %v", tc.cfg.ClientID, got, tc.want)
+		}
+		tok.Expiry = time.Now().Add(-time.Minute)
+		fresh, err := tc.cfg.TokenSource(ctx(t), tok).Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lifetime(fresh); got < tc.want || got > tc.want+2*time.Second {
+			t.Errorf("client %s: the refreshed access token lives %v, want %v", tc.cfg.ClientID, got, tc.want)
+		}
+	}
+}
+
+// TestRevokeConsent revokes a user's consent: the user's refresh tokens
+// are refused, another user's still work.
+func TestRevokeConsent(t *testing.T) {
+	s := testhydra.Start(t)
+	cfg := userClient(t, s, "none")
+	bob, err := s.UserToken(ctx(t), cfg, "bob", resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol, err := s.UserToken(ctx(t), cfg, "carol", resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeConsent(ctx(t), "bob"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []*oauth2.Token{bob, carol} {
+		tok.Expiry = time.Now().Add(-time.Minute)
+	}
+	if _, err := cfg.TokenSource(ctx(t), bob).Token(); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Errorf("refreshing bob's token after his consent was revoked: err %v, want invalid_grant", err)
+	}
+	if _, err := cfg.TokenSource(ctx(t), carol).Token(); err != nil {
+		t.Errorf("refreshing carol's token after bob's consent was revoked: %v", err)
+	}
+}
+
+// TestDeleteClient deletes a client: its refresh tokens are refused with
+// invalid_client, another client's still work.
+func TestDeleteClient(t *testing.T) {
+	s := testhydra.Start(t)
+	gone, kept := userClient(t, s, "client_secret_basic"), userClient(t, s, "client_secret_basic")
+	var toks []*oauth2.Token
+	for _, cfg := range []*oauth2.Config{gone, kept} {
+		tok, err := s.UserToken(ctx(t), cfg, "bob", resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok.Expiry = time.Now().Add(-time.Minute)
+		toks = append(toks, tok)
+	}
+	if err := s.DeleteClient(ctx(t), gone.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.TokenSource(ctx(t), toks[0]).Token(); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("refreshing a token of the deleted client: err %v, want invalid_client", err)
+	}
+	if _, err := kept.TokenSource(ctx(t), toks[1]).Token(); err != nil {
+		t.Errorf("refreshing a token of another client: %v", err)
+	}
+}
+
 // TestSubjects logs two users in: by login_hint, and by SetSubject.
 func TestSubjects(t *testing.T) {
 	s := testhydra.Start(t)

@@ -39,7 +39,9 @@ func TestDataToolsetClosed(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(stuck.Close)
-	model := func(url string) []string { return []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + url + "/v1"} }
+	model := func(url string) []string {
+		return []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + url + "/v1"}
+	}
 	// A configured server that is toolwire serving data (and calc).
 	self, _ := json.Marshal(map[string]any{"command": build(t), "args": []string{"serve", "data", "calc"}})
 	dataServer := writeConfig(t, map[string]string{"d": string(self)})

@@ -66,7 +66,7 @@ type openFunc func(ctx context.Context, options any) (Toolset, error)
 // opener checks the options' type before calling open: nil stands for
 // O's zero value.
 func opener[O any](open func(context.Context, O) (Toolset, error)) openFunc {
-	if open == nil {
+	if open == nil { // for register to refuse
 		return nil
 	}
 	return func(ctx context.Context, options any) (Toolset, error) {

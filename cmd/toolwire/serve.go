@@ -244,7 +244,7 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	var instructions []string
 	for _, ts := range opened {
 		if err := srv.AddTools(ts.Tools()...); err != nil {
-			_ = opened.Close()
+			_ = opened.Close() // what was opened before
 			return nil, nil, fmt.Errorf("toolset %s: %w", ts.name, err)
 		}
 		if in := toolsetInstructions(ts.name); in != "" {

@@ -57,19 +57,23 @@ func openToolsets(ctx context.Context, names []string, options func(ctx context.
 		if name == "" {
 			continue
 		}
-		opts, err := options(ctx, name)
+		ts, err := openToolset(ctx, name, options)
 		if err != nil {
-			_ = opened.Close()
-			return nil, fmt.Errorf("toolset %s: %w", name, err)
-		}
-		ts, err := toolsets.Open(ctx, name, opts)
-		if err != nil {
-			_ = opened.Close()
+			_ = opened.Close() // those opened before it
 			return nil, err
 		}
 		opened = append(opened, openedToolset{name, ts})
 	}
 	return opened, nil
+}
+
+// openToolset opens the toolset name with the options the flags give it.
+func openToolset(ctx context.Context, name string, options func(ctx context.Context, name string) (any, error)) (toolsets.Toolset, error) {
+	opts, err := options(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("toolset %s: %w", name, err)
+	}
+	return toolsets.Open(ctx, name, opts)
 }
 
 // tools returns the tools of every toolset.

@@ -179,7 +179,7 @@ func (r *registry) open(spec string, o Options) (model.Model, error) {
 		getenv = os.Getenv
 	}
 	c := o // the key and base URL found, for New
-	if c.BaseURL == "" && p.BaseURLEnv != "" {
+	if p.BaseURLEnv != "" && c.BaseURL == "" {
 		c.BaseURL = getenv(p.BaseURLEnv)
 	}
 	if c.BaseURL == "" {

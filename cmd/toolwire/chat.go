@@ -127,8 +127,29 @@ func (c *chat) close() {
 	c.r.close()
 }
 
-// readLine reads a line of input with the prompt; io.EOF at the end.
+// readLine reads a line of input with the prompt; io.EOF at the end,
+// and at once when the command's context ends (SIGINT, SIGTERM), which a
+// read of the input would not notice.
 func (c *chat) readLine(prompt string) (string, error) {
+	type read struct {
+		line string
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		line, err := c.read(prompt)
+		got <- read{line, err}
+	}()
+	select {
+	case r := <-got:
+		return r.line, r.err
+	case <-c.cmd.Context().Done():
+		return "", io.EOF // the read goes on until the process exits
+	}
+}
+
+// read reads a line of input with the prompt; io.EOF at the end.
+func (c *chat) read(prompt string) (string, error) {
 	if c.term != nil {
 		c.term.SetPrompt(prompt)
 		line, err := c.term.ReadLine()

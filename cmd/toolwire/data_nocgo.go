@@ -5,13 +5,21 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 
-	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/toolsets"
 )
 
-// open says that this build has no data toolset: DuckDB needs cgo.
-func (o dataOptions) open(context.Context) ([]tool.Tool, io.Closer, error) {
-	return nil, nil, errors.New("this toolwire was built without cgo (CGO_ENABLED=0), so it has no data toolset, which runs on DuckDB: " +
-		"build it with cgo (the default on Linux and macOS, with a C compiler installed): go build ./cmd/toolwire")
+// This build has no data toolset, which runs on DuckDB: "data" opens to
+// an error that says how to build one that has it.
+func init() {
+	toolsets.Register("data", func(context.Context, any) (toolsets.Toolset, error) {
+		return nil, errors.New("this toolwire was built without cgo (CGO_ENABLED=0), so it has no data toolset, which runs on DuckDB: " +
+			"build it with cgo (the default on Linux and macOS, with a C compiler installed): go build ./cmd/toolwire")
+	})
+}
+
+// toolsetOptions gives every toolset its defaults: the data toolset's
+// flags have no toolset to reach in this build.
+func (o dataOptions) toolsetOptions(context.Context, string) (any, error) {
+	return nil, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/provider"
 	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/toolsets"
 	"github.com/toolwire/toolwire/workflow"
 )
 
@@ -64,9 +64,9 @@ type toolsOptions struct {
 
 func (o *toolsOptions) flags(cmd *cobra.Command) {
 	o.host.flags(cmd)
-	defaults, usage := toolsetNames(), "built-in toolsets to use, beside the configured MCP servers (data, tables on DuckDB over the working directory's files, when named)"
+	defaults, usage := defaultToolsets(), "built-in toolsets to use, beside the configured MCP servers ("+strings.Join(toolsets.Names(), ", ")+"; data, tables on DuckDB over the working directory's files, when named)"
 	if o.withData {
-		defaults, usage = append(defaults, "data"), "built-in toolsets to use, beside the configured MCP servers (data: tables on DuckDB over the working directory's files)"
+		defaults, usage = append(defaults, "data"), "built-in toolsets to use, beside the configured MCP servers ("+strings.Join(toolsets.Names(), ", ")+"; data: tables on DuckDB over the working directory's files)"
 	}
 	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", defaults, usage)
 }
@@ -76,7 +76,7 @@ func (o *toolsOptions) flags(cmd *cobra.Command) {
 type toolSession struct {
 	tools   *tool.Registry
 	host    *session // nil without configured servers
-	toolset closers  // the built-in toolsets that need closing (data)
+	toolset openedToolsets
 	ctx     context.Context
 	stop    context.CancelFunc
 }
@@ -89,49 +89,24 @@ func (r *toolSession) close() {
 	_ = r.toolset.Close()
 }
 
-// closers closes what a command opened, each in turn.
-type closers []io.Closer
-
-// Close closes each and returns their errors.
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
-
 // open fills a registry with the built-in toolsets and, when there is a
 // configuration, the configured servers' tools.
 func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
 	r := &toolSession{tools: reg, stop: func() {}}
-	sets := toolsets()
-	for _, name := range o.toolsets {
-		var tools []tool.Tool
-		switch ts, ok := sets[name]; {
-		case name == "":
-			continue
-		case name == "data": // tables on DuckDB, files of the working directory
-			// No process memory bound (--max-memory): it would be this
-			// process's RLIMIT_DATA, which the MCP servers it starts inherit.
-			dt, c, err := dataOptions{maxMemory: -1}.open(cmd.Context())
-			if err != nil {
-				r.close()
-				return nil, fmt.Errorf("toolset data: %w", err)
-			}
-			r.toolset = append(r.toolset, c)
-			tools = dt
-		case ok:
-			tools = ts()
-		default:
-			r.close()
-			return nil, &usageError{cmd: cmd, err: fmt.Errorf("unknown toolset %q (toolsets: data, %s)", name, strings.Join(toolsetNames(), ", "))}
-		}
-		if err := reg.Add(tools...); err != nil {
-			r.close()
-			return nil, err
-		}
+	if err := knownToolsets(o.toolsets); err != nil {
+		return nil, &usageError{cmd: cmd, err: err}
+	}
+	// No process memory bound for data (--max-memory): it would be this
+	// process's RLIMIT_DATA, which the MCP servers it starts inherit.
+	opened, err := openToolsets(cmd.Context(), o.toolsets, dataOptions{maxMemory: -1}.toolsetOptions)
+	if err != nil {
+		return nil, err
+	}
+	r.toolset = opened
+	if err := reg.Add(opened.tools()...); err != nil {
+		r.close()
+		return nil, err
 	}
 	r.ctx, r.stop = context.WithTimeout(cmd.Context(), o.host.timeout)
 	if _, err := o.host.loadConfig(io.Discard); err == nil || o.host.config != "" {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,25 +17,8 @@ import (
 
 	"github.com/toolwire/toolwire/bearer"
 	"github.com/toolwire/toolwire/mcp"
-	"github.com/toolwire/toolwire/tool"
-	"github.com/toolwire/toolwire/toolsets/calc"
+	"github.com/toolwire/toolwire/toolsets"
 )
-
-// toolsets are the built-in toolsets, by name.
-func toolsets() map[string]func() []tool.Tool {
-	return map[string]func() []tool.Tool{
-		"calc": calc.Tools,
-	}
-}
-
-func toolsetNames() []string {
-	var names []string
-	for n := range toolsets() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
 
 type serveOptions struct {
 	http      string
@@ -173,7 +155,8 @@ With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
 tool_error, error with code); --log-format json writes JSON lines instead.
 
-Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB, served when named).`,
+Toolsets: ` + strings.Join(toolsets.Names(), ", ") + ` (default: ` + strings.Join(defaultToolsets(), ", ") + `; data,
+tables on DuckDB, is served when named).`,
 		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
   #   "toolwire": {"command": "toolwire", "args": ["serve"]}
   toolwire serve
@@ -207,12 +190,15 @@ Toolsets: ` + strings.Join(toolsetNames(), ", ") + `, and data (tables on DuckDB
 				return &usageError{cmd: cmd, err: err}
 			}
 			o.toolsets = append(o.toolsets, args...) // toolwire serve data
+			if err := knownToolsets(o.toolsets); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
 			return runServe(cmd.Context(), o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.http, "http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
-	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: all but data): data, "+strings.Join(toolsetNames(), ", "))
+	f.StringSliceVar(&o.toolsets, "toolset", nil, "toolsets to serve, also as arguments (default: "+strings.Join(defaultToolsets(), ", ")+"): "+strings.Join(toolsets.Names(), ", "))
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "with --http: browser origins allowed besides loopback ones (\"*\" for any)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "with --http: Host names allowed besides loopback ones (needed when serving a public name)")
 	f.StringVar(&o.logFormat, "log-format", "text", "format of the log on stderr: text (key=value) or json")
@@ -239,43 +225,33 @@ func (o serveOptions) checkBounds() error {
 
 // newToolServer makes the server of the toolsets o names; close the
 // toolsets when it is done serving.
-func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened closers, err error) {
+func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened openedToolsets, err error) {
 	srv := &mcp.Server{
-		Info:         mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
-		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
-		Logger:       logger,
+		Info:   mcp.Implementation{Name: "toolwire", Version: versionInfo().Version},
+		Logger: logger,
 	}
 	// A call that leaves out a required argument asks the client's user
 	// for it, when the client can.
 	srv.Tools().AskMissing(true)
-	defer func() {
-		if err != nil {
-			_ = opened.Close()
-		}
-	}()
 	names := o.toolsets
 	if len(names) == 0 {
-		names = toolsetNames()
+		names = defaultToolsets()
 	}
-	all := toolsets()
-	for _, n := range names {
-		ts, ok := all[n]
-		if n == "data" { // configured by its flags (dataOptions), served when named
-			tools, c, err := o.data.open(context.Background())
-			if err != nil {
-				return nil, opened, fmt.Errorf("toolset data: %w", err)
-			}
-			opened = append(opened, c)
-			ts, ok = func() []tool.Tool { return tools }, true
-			srv.Instructions += " Tables from CSV files: load, clean, query and save them; tools pass tables by handle (tbl_…), never their rows."
+	opened, err = openToolsets(context.Background(), names, o.data.toolsetOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	var instructions []string
+	for _, ts := range opened {
+		if err := srv.AddTools(ts.Tools()...); err != nil {
+			_ = opened.Close() // what was opened before
+			return nil, nil, fmt.Errorf("toolset %s: %w", ts.name, err)
 		}
-		if !ok {
-			return nil, opened, fmt.Errorf("unknown toolset %q: choose from data, %s", n, strings.Join(toolsetNames(), ", "))
-		}
-		if err := srv.AddTools(ts()...); err != nil {
-			return nil, opened, fmt.Errorf("toolset %s: %w", n, err)
+		if in := toolsetInstructions(ts.name); in != "" {
+			instructions = append(instructions, in)
 		}
 	}
+	srv.Instructions = strings.Join(instructions, " ")
 	return srv, opened, nil
 }
 

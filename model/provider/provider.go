@@ -6,14 +6,19 @@
 //
 // Keys and base URLs come from the environment, spelled as each vendor's
 // own SDK or CLI reads them (see Providers); Options override them.
+//
+// An adapter of another module joins them with Register, and is then
+// opened by Open (and named by toolwire's --model) as the built-in ones
+// are, which register the same way.
 package provider
 
 import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/anthropic"
@@ -33,67 +38,123 @@ type Options struct {
 	Retry  model.RetryPolicy
 }
 
-// Provider describes one provider name Open takes.
+// Provider describes one provider name Open takes: where its key and
+// base URL come from, and how its models are made.
 type Provider struct {
-	// Name is the prefix of a model string ("openai").
+	// Name is the prefix of a model string ("openai"): no colon.
 	Name string
 	// KeyEnv lists the variables the key is read from, first found wins;
 	// empty for servers that need none.
 	KeyEnv []string
-	// BaseURLEnv is the variable a base URL is read from.
+	// BaseURLEnv is the variable a base URL is read from; empty for a
+	// provider that needs none (then o.BaseURL is the option's, if any).
 	BaseURLEnv string
 	// DefaultBaseURL is used when neither option nor variable gives one.
 	DefaultBaseURL string
 	// KeyOptional says a missing key is no error (local servers).
 	KeyOptional bool
-
-	open func(name string, c config) model.Model
+	// New makes the model id (what follows "Name:" in a model string).
+	// Open gives it the key and base URL it found, in o.APIKey and
+	// o.BaseURL, and the Client and Retry of the caller's Options.
+	New func(id string, o Options) (model.Model, error)
 }
 
-// config is what a provider's model is made with.
-type config struct {
-	key, baseURL string
-	o            Options
+// Register makes a provider available to Open (and so to toolwire's
+// --model) by its name, as the built-in ones are: an adapter's package
+// calls it from its init function. Register panics if the name is empty
+// or holds a colon, if New is nil, or if a provider of that name is
+// already registered: a mistake in how the program was built, caught
+// when it starts (as database/sql does).
+func Register(p Provider) {
+	registered.register(p)
 }
 
-func openAICompatible(provider string) func(string, config) model.Model {
-	return func(name string, c config) model.Model {
-		return &openai.Model{Name: name, BaseURL: c.baseURL, APIKey: c.key, Provider: provider, Client: c.o.Client, Retry: c.o.Retry}
-	}
-}
-
-// Providers lists the provider names Open takes, with where each reads its
-// key and base URL.
+// Providers lists the providers Open takes, sorted by name, with where
+// each reads its key and base URL.
 func Providers() []Provider {
-	ps := []Provider{
-		{Name: "openai", KeyEnv: []string{"OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_BASE_URL", DefaultBaseURL: openai.DefaultBaseURL, open: openAICompatible("openai")},
-		{Name: "deepseek", KeyEnv: []string{"DEEPSEEK_API_KEY"}, BaseURLEnv: "DEEPSEEK_BASE_URL", DefaultBaseURL: "https://api.deepseek.com/v1", open: openAICompatible("deepseek")},
-		{Name: "qwen", KeyEnv: []string{"DASHSCOPE_API_KEY"}, BaseURLEnv: "DASHSCOPE_BASE_URL", DefaultBaseURL: "https://dashscope.aliyuncs.com/compatible-mode/v1", open: openAICompatible("qwen")},
-		{Name: "ark", KeyEnv: []string{"ARK_API_KEY"}, BaseURLEnv: "ARK_BASE_URL", DefaultBaseURL: "https://ark.cn-beijing.volces.com/api/v3", open: openAICompatible("ark")},
-		{Name: "openrouter", KeyEnv: []string{"OPENROUTER_API_KEY"}, BaseURLEnv: "OPENROUTER_BASE_URL", DefaultBaseURL: "https://openrouter.ai/api/v1", open: openAICompatible("openrouter")},
-		{Name: "openai-compat", KeyEnv: []string{"OPENAI_COMPAT_API_KEY", "OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_COMPAT_BASE_URL", KeyOptional: true, open: openAICompatible("openai-compat")},
+	return registered.providers()
+}
+
+// registered holds the built-in providers and those the program's
+// packages registered.
+var registered registry
+
+func init() {
+	for _, p := range builtins() {
+		Register(p)
 	}
-	ps = append(ps, moreProviders()...)
-	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+}
+
+// registry maps names to providers.
+type registry struct {
+	mu     sync.RWMutex
+	byName map[string]Provider
+}
+
+func (r *registry) register(p Provider) {
+	switch {
+	case p.Name == "" || strings.Contains(p.Name, ":"):
+		panic(fmt.Sprintf("provider: Register of a provider named %q: a name is not empty and has no colon", p.Name))
+	case p.New == nil:
+		panic("provider: Register of provider " + p.Name + " with a nil New")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[p.Name]; dup {
+		panic("provider: Register called twice for provider " + p.Name)
+	}
+	if r.byName == nil {
+		r.byName = map[string]Provider{}
+	}
+	r.byName[p.Name] = p
+}
+
+func (r *registry) lookup(name string) (Provider, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.byName[name]
+	return p, ok
+}
+
+func (r *registry) providers() []Provider {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ps := make([]Provider, 0, len(r.byName))
+	for _, p := range r.byName {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) })
 	return ps
 }
 
-// moreProviders are the providers with adapters of their own.
-func moreProviders() []Provider {
+func openAICompatible(provider string) func(string, Options) (model.Model, error) {
+	return func(name string, o Options) (model.Model, error) {
+		return &openai.Model{Name: name, BaseURL: o.BaseURL, APIKey: o.APIKey, Provider: provider, Client: o.Client, Retry: o.Retry}, nil
+	}
+}
+
+// builtins are the providers of this module's adapters.
+func builtins() []Provider {
 	return []Provider{
+		{Name: "openai", KeyEnv: []string{"OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_BASE_URL", DefaultBaseURL: openai.DefaultBaseURL, New: openAICompatible("openai")},
+		{Name: "deepseek", KeyEnv: []string{"DEEPSEEK_API_KEY"}, BaseURLEnv: "DEEPSEEK_BASE_URL", DefaultBaseURL: "https://api.deepseek.com/v1", New: openAICompatible("deepseek")},
+		{Name: "qwen", KeyEnv: []string{"DASHSCOPE_API_KEY"}, BaseURLEnv: "DASHSCOPE_BASE_URL", DefaultBaseURL: "https://dashscope.aliyuncs.com/compatible-mode/v1", New: openAICompatible("qwen")},
+		{Name: "ark", KeyEnv: []string{"ARK_API_KEY"}, BaseURLEnv: "ARK_BASE_URL", DefaultBaseURL: "https://ark.cn-beijing.volces.com/api/v3", New: openAICompatible("ark")},
+		{Name: "openrouter", KeyEnv: []string{"OPENROUTER_API_KEY"}, BaseURLEnv: "OPENROUTER_BASE_URL", DefaultBaseURL: "https://openrouter.ai/api/v1", New: openAICompatible("openrouter")},
+		{Name: "openai-compat", KeyEnv: []string{"OPENAI_COMPAT_API_KEY", "OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_COMPAT_BASE_URL", KeyOptional: true, New: openAICompatible("openai-compat")},
 		{Name: "anthropic", KeyEnv: []string{"ANTHROPIC_API_KEY"}, BaseURLEnv: "ANTHROPIC_BASE_URL", DefaultBaseURL: anthropic.DefaultBaseURL,
-			open: func(name string, c config) model.Model {
-				return &anthropic.Model{Name: name, BaseURL: c.baseURL, APIKey: c.key, Client: c.o.Client, Retry: c.o.Retry}
+			New: func(name string, o Options) (model.Model, error) {
+				return &anthropic.Model{Name: name, BaseURL: o.BaseURL, APIKey: o.APIKey, Client: o.Client, Retry: o.Retry}, nil
 			}},
 		{Name: "gemini", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, BaseURLEnv: "GEMINI_BASE_URL", DefaultBaseURL: gemini.DefaultBaseURL,
-			open: func(name string, c config) model.Model {
-				return &gemini.Model{Name: name, BaseURL: c.baseURL, APIKey: c.key, Client: c.o.Client, Retry: c.o.Retry}
+			New: func(name string, o Options) (model.Model, error) {
+				return &gemini.Model{Name: name, BaseURL: o.BaseURL, APIKey: o.APIKey, Client: o.Client, Retry: o.Retry}, nil
 			}},
 		// OLLAMA_HOST is read as the Ollama CLI reads it (host, host:port
 		// or a URL); Ollama needs no key.
 		{Name: "ollama", BaseURLEnv: "OLLAMA_HOST", DefaultBaseURL: ollama.DefaultHost,
-			open: func(name string, c config) model.Model {
-				return &ollama.Model{Name: name, Host: ollama.HostURL(c.baseURL), Client: c.o.Client, Retry: c.o.Retry}
+			New: func(name string, o Options) (model.Model, error) {
+				return &ollama.Model{Name: name, Host: ollama.HostURL(o.BaseURL), Client: o.Client, Retry: o.Retry}, nil
 			}},
 	}
 }
@@ -101,47 +162,49 @@ func moreProviders() []Provider {
 // Open opens the model named by spec, "provider:model". A missing key is
 // an error that names the variable to set.
 func Open(spec string, o Options) (model.Model, error) {
+	return registered.open(spec, o)
+}
+
+func (r *registry) open(spec string, o Options) (model.Model, error) {
 	name, id, ok := strings.Cut(spec, ":")
 	if !ok || name == "" || id == "" {
-		return nil, fmt.Errorf("model %q: write it as provider:model, e.g. openai:gpt-4.1 or ollama:qwen3 (providers: %s)", spec, names())
+		return nil, fmt.Errorf("model %q: write it as provider:model, e.g. openai:gpt-4.1 or ollama:qwen3 (providers: %s)", spec, r.names())
 	}
-	var p *Provider
-	for _, cand := range Providers() {
-		if cand.Name == name {
-			p = &cand
-			break
-		}
-	}
-	if p == nil {
-		return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, name, names())
+	p, ok := r.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, name, r.names())
 	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	c := config{key: o.APIKey, baseURL: o.BaseURL, o: o}
-	if c.baseURL == "" && p.BaseURLEnv != "" {
-		c.baseURL = getenv(p.BaseURLEnv)
+	c := o // the key and base URL found, for New
+	if p.BaseURLEnv != "" && c.BaseURL == "" {
+		c.BaseURL = getenv(p.BaseURLEnv)
 	}
-	if c.baseURL == "" {
-		c.baseURL = p.DefaultBaseURL
+	if c.BaseURL == "" {
+		c.BaseURL = p.DefaultBaseURL
 	}
-	if c.baseURL == "" {
+	if c.BaseURL == "" && p.BaseURLEnv != "" {
 		return nil, fmt.Errorf("model %q: %s needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1) or pass --base-url", spec, name, p.BaseURLEnv)
 	}
-	if c.key == "" && len(p.KeyEnv) > 0 {
+	if c.APIKey == "" && len(p.KeyEnv) > 0 {
 		key, err := model.Key(getenv, name, p.KeyEnv...)
 		if err != nil && !p.KeyOptional {
 			return nil, fmt.Errorf("model %q: %w", spec, err)
 		}
-		c.key = key
+		c.APIKey = key
 	}
-	return p.open(id, c), nil
+	m, err := p.New(id, c)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", spec, err)
+	}
+	return m, nil
 }
 
-func names() string {
+func (r *registry) names() string {
 	var out []string
-	for _, p := range Providers() {
+	for _, p := range r.providers() {
 		out = append(out, p.Name)
 	}
 	return strings.Join(out, ", ")

@@ -1,7 +1,9 @@
 // Package calc is a small toolset for what language models get wrong:
 // exact arithmetic, and dates and times across time zones.
 //
-// Tools returns its tools, ready for an agent or an MCP server.
+// Tools returns its tools, ready for an agent or an MCP server. Importing
+// the package also registers the toolset as "calc" with package toolsets,
+// which opens it with no options (nil).
 package calc
 
 import (
@@ -18,12 +20,23 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/toolsets"
 )
+
+func init() {
+	toolsets.Register("calc", func(context.Context, struct{}) (toolsets.Toolset, error) { return toolset{}, nil })
+}
 
 // Tools returns the toolset's tools.
 func Tools() []tool.Tool {
 	return []tool.Tool{calculate(TimeBudget), now(), convertTime(), timeBetween()}
 }
+
+// toolset is calc opened by package toolsets: it holds nothing to close.
+type toolset struct{}
+
+func (toolset) Tools() []tool.Tool { return Tools() }
+func (toolset) Close() error       { return nil }
 
 // The cost bounds of calculate: no expression it accepts costs more than
 // a few milliseconds of CPU per operation, nor runs longer than its time

@@ -12,6 +12,9 @@
 // With a DataDir, tables are Parquet files there instead of DuckDB
 // tables in memory, so that several server replicas sharing the directory
 // and a handle store (Redis) serve each other's tables.
+//
+// Importing the package also registers the toolset as "data" with package
+// toolsets, which opens it with a Config (nil for the zero Config).
 package data
 
 import (
@@ -32,7 +35,18 @@ import (
 
 	"github.com/toolwire/toolwire/handle"
 	"github.com/toolwire/toolwire/tool"
+	"github.com/toolwire/toolwire/toolsets"
 )
+
+func init() {
+	toolsets.Register("data", func(ctx context.Context, cfg Config) (toolsets.Toolset, error) {
+		t, err := Open(ctx, cfg)
+		if err != nil {
+			return nil, err // not a nil *Toolset in the interface
+		}
+		return t, nil
+	})
+}
 
 // Config configures a toolset. The zero value serves the working
 // directory, keeps tables in memory with a bound of DefaultMaxBytes, and

@@ -73,7 +73,9 @@ type ServerConfig struct {
 	// Prefix replaces the server name in tool names ("server__tool"); an
 	// empty string means no prefix, which makes a name collision an error.
 	Prefix *string `json:"prefix,omitempty"`
-	// Timeout bounds each call, e.g. "30s" (default 2m).
+	// Timeout, e.g. "30s", bounds each call of the server's tools (no
+	// bound by default) and starting the server with its handshake
+	// (default DefaultConnectTimeout).
 	Timeout Duration `json:"timeout,omitempty"`
 	// Inject gives values for tool parameters the host fills instead of the
 	// model: by parameter name for every tool, or under a tool's name for

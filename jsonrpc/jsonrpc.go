@@ -416,7 +416,9 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// NewRequest returns a request message with params marshalled from v.
+// NewRequest returns a request message whose params are params encoded as
+// JSON (as Marshal does); a json.RawMessage is taken as it is, and nil
+// means no params.
 func NewRequest(id ID, method string, params any) (*Message, error) {
 	p, err := marshalParams(params)
 	if err != nil {
@@ -425,7 +427,8 @@ func NewRequest(id ID, method string, params any) (*Message, error) {
 	return &Message{ID: id, Method: method, Params: p}, nil
 }
 
-// NewNotification returns a notification message with params marshalled from v.
+// NewNotification returns a notification message whose params are params
+// encoded as JSON, as NewRequest's are.
 func NewNotification(method string, params any) (*Message, error) {
 	p, err := marshalParams(params)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolwire/toolwire/internal/wellknown"
 )
 
 // DefaultTimeout bounds each request to the authorization server
@@ -65,28 +67,6 @@ type serverMetadata struct {
 	IntrospectionEndpoint string `json:"introspection_endpoint"`
 }
 
-// metadataURLs are the URLs of an issuer's metadata, in the order MCP
-// clients try them (authorization-server-discovery.mdx): RFC 8414 with
-// the issuer's path inserted, OpenID Connect discovery with it inserted,
-// then appended (for an issuer without a path, the first two only).
-func metadataURLs(issuer *url.URL) []string {
-	base := *issuer
-	path := strings.TrimSuffix(issuer.EscapedPath(), "/")
-	at := func(p string) string {
-		base.RawPath, base.Path = "", ""
-		u := base.String() + p
-		return u
-	}
-	urls := []string{
-		at("/.well-known/oauth-authorization-server" + path),
-		at("/.well-known/openid-configuration" + path),
-	}
-	if path != "" {
-		urls = append(urls, at(path+"/.well-known/openid-configuration"))
-	}
-	return urls
-}
-
 // discover fetches the metadata of issuer, trying each well-known URL in
 // turn, and checks that it names the same issuer (RFC 8414 section 3.3).
 func discover(ctx context.Context, client *http.Client, issuer string) (*serverMetadata, error) {
@@ -98,7 +78,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*serverM
 		return nil, fmt.Errorf("issuer %q has a query: an issuer has none (RFC 8414)", issuer)
 	}
 	var tried []string
-	for _, mu := range metadataURLs(u) {
+	for _, mu := range wellknown.AuthorizationServer(u) {
 		var md serverMetadata
 		status, err := getJSON(ctx, client, mu, &md)
 		if status == http.StatusNotFound {

@@ -5,42 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"slices"
 	"strings"
 	"testing"
 )
-
-// TestMetadataURLs: the issuer's metadata is looked for where MCP clients
-// look (authorization-server-discovery.mdx), in the same order.
-func TestMetadataURLs(t *testing.T) {
-	for _, tt := range []struct {
-		issuer string
-		want   []string
-	}{
-		{"https://auth.example.com", []string{
-			"https://auth.example.com/.well-known/oauth-authorization-server",
-			"https://auth.example.com/.well-known/openid-configuration",
-		}},
-		{"https://auth.example.com/tenant1", []string{
-			"https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
-			"https://auth.example.com/.well-known/openid-configuration/tenant1",
-			"https://auth.example.com/tenant1/.well-known/openid-configuration",
-		}},
-		{"http://127.0.0.1:4444/", []string{
-			"http://127.0.0.1:4444/.well-known/oauth-authorization-server",
-			"http://127.0.0.1:4444/.well-known/openid-configuration",
-		}},
-	} {
-		u, err := url.Parse(tt.issuer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := metadataURLs(u); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: %q, want %q", tt.issuer, got, tt.want)
-		}
-	}
-}
 
 // TestDiscoverOpenID: an issuer with a path whose metadata is only at
 // the OpenID Connect path-appended URL is found there, after the two

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolwire/toolwire/internal/wellknown"
 )
 
 // Bounds of the documents read.
@@ -158,13 +160,10 @@ func (c *client) serverMetadata(ctx context.Context, issuer string) (*serverMeta
 	if err != nil {
 		return nil, fmt.Errorf("oauth: authorization server: %w", err)
 	}
-	o, p := origin(iu), strings.TrimRight(iu.Path, "/")
-	urls := []string{o + "/.well-known/oauth-authorization-server" + p, o + "/.well-known/openid-configuration" + p}
-	if p != "" {
-		urls = append(urls, o+p+"/.well-known/openid-configuration")
-	}
+	canonical := *iu
+	canonical.Scheme, canonical.Host = strings.ToLower(iu.Scheme), canonicalHost(iu)
 	var statuses []string
-	for _, u := range urls {
+	for _, u := range wellknown.AuthorizationServer(&canonical) {
 		status, body, err := c.get(ctx, u, maxMetadataBytes)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: fetching the metadata of authorization server %s: %w", issuer, err)

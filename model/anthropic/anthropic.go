@@ -283,17 +283,9 @@ func encodeMessage(msgs []model.Message, i int) (encoded, error) {
 			blocks = append(blocks, textBlock(msg.Text))
 		}
 	}
-	for j, b := range blocks {
-		eb, err := json.Marshal(b)
-		if err != nil {
-			return e, err
-		}
-		if j > 0 {
-			e.blocks = append(e.blocks, ',')
-		}
-		e.blocks = append(e.blocks, eb...)
-	}
-	return e, nil
+	var err error
+	e.blocks, err = wirecache.AppendList(e.blocks, blocks)
+	return e, err
 }
 
 // joinMessages writes the body: the envelope around the conversation.

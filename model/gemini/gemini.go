@@ -320,17 +320,9 @@ func encodeMessage(msgs []model.Message, i int) (encoded, error) {
 			parts = append(parts, wirePart{InlineData: &wireBlob{MimeType: img.MimeType, Data: img.Data}})
 		}
 	}
-	for j, p := range parts {
-		b, err := json.Marshal(p)
-		if err != nil {
-			return e, err
-		}
-		if j > 0 {
-			e.parts = append(e.parts, ',')
-		}
-		e.parts = append(e.parts, b...)
-	}
-	return e, nil
+	var err error
+	e.parts, err = wirecache.AppendList(e.parts, parts)
+	return e, err
 }
 
 // joinContents writes the body: the envelope around the conversation,

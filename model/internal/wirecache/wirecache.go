@@ -21,6 +21,7 @@ package wirecache
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"sync"
 
@@ -285,4 +286,20 @@ func Tail(rest []byte) []byte {
 		return []byte("]}")
 	}
 	return append([]byte("],"), rest[1:]...)
+}
+
+// AppendList appends each item encoded as JSON to dst, separated by
+// commas: the members of a JSON array without its brackets.
+func AppendList[T any](dst []byte, items []T) ([]byte, error) {
+	for i, item := range items {
+		b, err := json.Marshal(item)
+		if err != nil {
+			return dst, err
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, b...)
+	}
+	return dst, nil
 }

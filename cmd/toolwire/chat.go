@@ -113,7 +113,7 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		c.in.Buffer(make([]byte, 64<<10), 1<<20)
 	}
 	r.tools.Use(c.rec.Middleware())
-	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit}
+	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit, ToolSearch: r.search}
 	// A call that leaves out a required argument asks the user for it.
 	r.tools.AskMissing(true)
 	return c, nil

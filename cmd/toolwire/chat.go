@@ -42,7 +42,9 @@ FILE writes the conversation's tool calls as a workflow (toolwire workflow
 run FILE replays them without a model), /exit (or Ctrl-D) leaves. On a terminal, lines can be edited and the arrows walk
 the history; elsewhere (a pipe, NO_COLOR) the output is plain.
 
-The model comes from --model or $TOOLWIRE_MODEL: see toolwire run --help.`,
+With many tools the model searches them (--tool-search; the tools already
+called stay loaded). The model comes from --model or $TOOLWIRE_MODEL: see
+toolwire run --help.`,
 		Args: withUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newChat(cmd, &o)

@@ -251,7 +251,7 @@ func TestToolSearchNative(t *testing.T) {
 		t.Run(fmt.Sprint("native=", native), func(t *testing.T) {
 			reg := catalog(t, 50, map[string]int{})
 			m := &deferrer{script{answers: []model.Message{
-				calls(agent.SearchToolName, `{"query":"export customer","limit":2}`),
+				calls(agent.SearchToolName, `{"query":"export customer","limit":2}`, agent.SearchToolName, `{"query":"svc0__create_invoice","limit":1}`),
 				calls("svc1__export_customer", `{"id":"s"}`),
 				answer("ok"),
 			}}}
@@ -277,6 +277,10 @@ func TestToolSearchNative(t *testing.T) {
 			}
 			if !slices.Contains(r.ToolRefs, "svc1__export_customer") || len(r.ToolRefs) != 2 {
 				t.Errorf("references: %v", r.ToolRefs)
+			}
+			// A tool sent undeferred is not referenced: its result is text.
+			if r2 := m.requests[1].Messages[2].ToolResults[1]; len(r2.ToolRefs) != 0 || !strings.Contains(r2.Text, "svc0__create_invoice") {
+				t.Errorf("a search finding a tool loaded from the start: refs %v, text %s", r2.ToolRefs, r2.Text)
 			}
 			if !slices.EqualFunc(first, m.requests[1].Tools, func(a, b model.ToolSpec) bool { return a.Name == b.Name && a.Deferred == b.Deferred }) {
 				t.Error("the tools sent changed from one request to the next")

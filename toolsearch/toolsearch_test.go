@@ -141,6 +141,12 @@ func TestHugeQuery(t *testing.T) {
 	if !strings.Contains(a.Text, "cut to its first") || len(a.Hits) == 0 || a.Hits[0].Name != "filesystem__read_text_file" {
 		t.Errorf("Answer of a 4 MiB query: %v\n%s", a.Hits, a.Text)
 	}
+	// A query of megabytes of one word is cut too: its words are few,
+	// but reading them all would take time.
+	a = ix.Answer("gzip "+strings.Repeat("gzip ", 1<<20), 5)
+	if !strings.Contains(a.Text, "cut to its first") || len(a.Hits) != 1 {
+		t.Errorf("Answer of a 5 MiB query of one word: %v\n%s", a.Hits, a.Text)
+	}
 	// Words past MaxQueryWords are not searched for, even within
 	// MaxQueryBytes.
 	var q []string

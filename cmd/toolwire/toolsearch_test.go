@@ -284,3 +284,21 @@ func manyTools() []tool.Tool {
 	}
 	return out
 }
+
+// TestToolSearchFlags: bad values of the flags are usage errors that say
+// what is wanted.
+func TestToolSearchFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-search=maybe"}, `--tool-search is auto, on, off or native, not "maybe"`},
+		{[]string{"--tool-search-max-tools=0"}, "--tool-search-max-tools and --tool-search-max-bytes must be at least 1"},
+		{[]string{"--tool-search-max-bytes=-1"}, "--tool-search-max-tools and --tool-search-max-bytes must be at least 1"},
+	} {
+		r := runEnv(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "", append([]string{"run", "-m", "openai:test"}, append(tt.args, "task")...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s", tt.args, r.code, r.stderr)
+		}
+	}
+}

@@ -294,7 +294,7 @@ func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolRes
 	if a.OnEvent != nil || a.Elicit != nil || a.Sample != nil {
 		ctx = tool.WithClient(ctx, &callClient{a: a, call: call})
 	}
-	res, refs, searched := searchRunOf(ctx).intercept(call)
+	res, refs, searched := searchRunOf(ctx).intercept(ctx, call)
 	var err error
 	if !searched {
 		res, err = a.call(ctx, call)

@@ -3,10 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"hash/maphash"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolwire/toolwire/model"
@@ -36,7 +33,7 @@ const (
 )
 
 // SearchToolName is the name of the tool the model searches with.
-const SearchToolName = "search_tools"
+const SearchToolName = toolsearch.ToolName
 
 // ToolSearch configures tool search: when the registry offers many tools,
 // the model is sent only a few of them and a search tool
@@ -49,7 +46,8 @@ const SearchToolName = "search_tools"
 // A call of an existing tool the model was not sent is not run: its
 // result is an error saying so, and the tool is sent from the next
 // request on, so the model calls it again knowing its parameters. A
-// misspelled name gets the registry's "did you mean" error.
+// misspelled name gets the registry's "did you mean" error. A tool of the
+// registry named SearchToolName is hidden while tool search is on.
 type ToolSearch struct {
 	Mode SearchMode
 	// MaxTools and MaxSchemaBytes are the thresholds of SearchAuto: tool
@@ -164,11 +162,14 @@ func (s *searchRun) specs() []model.ToolSpec {
 	if !active {
 		return all
 	}
-	out := []model.ToolSpec{s.searchSpec(tools)}
+	info := toolsearch.ToolInfo(s.index(), s.a.ToolSearch.Results)
+	out := []model.ToolSpec{{Name: info.Name, Description: info.Description, Parameters: info.InputSchema}}
 	if s.native {
 		for _, sp := range all {
-			sp.Deferred = !s.preloaded[sp.Name]
-			out = append(out, sp)
+			if sp.Name != SearchToolName {
+				sp.Deferred = !s.preloaded[sp.Name]
+				out = append(out, sp)
+			}
 		}
 		return out
 	}
@@ -177,40 +178,17 @@ func (s *searchRun) specs() []model.ToolSpec {
 		byName[sp.Name] = i
 	}
 	for _, n := range s.loaded {
-		if i, ok := byName[n]; ok {
+		if i, ok := byName[n]; ok && n != SearchToolName {
 			out = append(out, all[i])
 		}
 	}
 	return out
 }
 
-// searchSpec describes the search tool: what it searches.
-func (s *searchRun) searchSpec(tools []tool.Tool) model.ToolSpec {
-	servers := map[string]bool{}
-	for _, t := range tools {
-		if n := t.Info().Name; strings.Contains(n, "__") {
-			servers[n[:strings.Index(n, "__")]] = true
-		}
-	}
-	desc := fmt.Sprintf("Finds tools by what they do, among %d tools not all shown to you", len(tools))
-	if len(servers) > 0 {
-		names := make([]string, 0, len(servers))
-		for n := range servers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		desc += fmt.Sprintf(" (from the servers %s; their tools are named server__tool)", strings.Join(names, ", "))
-	}
-	desc += ". Search before saying a task cannot be done. Describe the action in a few words, e.g. \"read a file\" or \"convert time zones\"; the tools found can be called from your next turn on."
-	return model.ToolSpec{Name: SearchToolName, Description: desc, Parameters: json.RawMessage(fmt.Sprintf(
-		`{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, or a tool's name."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"How many tools to return (default %d)."}},"required":["query"]}`,
-		toolsearch.MaxResults, orDefault(s.a.ToolSearch.Results, toolsearch.DefaultResults)))}
-}
-
 // intercept handles a call that tool search answers: the search itself,
 // and a call of a tool that exists but was not sent. ok is false for the
 // calls the registry runs.
-func (s *searchRun) intercept(call model.ToolCall) (res *tool.Result, refs []string, ok bool) {
+func (s *searchRun) intercept(ctx context.Context, call model.ToolCall) (res *tool.Result, refs []string, ok bool) {
 	if s == nil || call.Invalid != "" {
 		return nil, nil, false
 	}
@@ -220,7 +198,7 @@ func (s *searchRun) intercept(call model.ToolCall) (res *tool.Result, refs []str
 		return nil, nil, false
 	}
 	if call.Name == SearchToolName {
-		res, refs = s.search(call.Arguments)
+		res, refs = s.search(ctx, call.Arguments)
 		return res, refs, true
 	}
 	if _, exists := s.a.Tools.Lookup(call.Name); !exists || s.isLoaded[call.Name] {
@@ -232,23 +210,21 @@ func (s *searchRun) intercept(call model.ToolCall) (res *tool.Result, refs []str
 
 // search runs a search and loads the tools it finds; s.mu is held. refs
 // are the tools found that a native model is to be sent references of.
-func (s *searchRun) search(args json.RawMessage) (*tool.Result, []string) {
-	var in struct {
-		Query *string `json:"query"`
-		Limit int     `json:"limit"`
-	}
-	if err := json.Unmarshal(args, &in); err != nil || in.Query == nil {
-		return tool.Errorf(`%s takes {"query": "what the tool should do"}; the arguments were %s`, SearchToolName, shortArgs(args)), nil
-	}
-	ans := s.index().Answer(*in.Query, orDefault(in.Limit, s.a.ToolSearch.Results))
+func (s *searchRun) search(ctx context.Context, args json.RawMessage) (*tool.Result, []string) {
 	var refs []string
-	for _, h := range ans.Hits {
-		s.load(h.Name)
-		if s.native && !s.preloaded[h.Name] {
-			refs = append(refs, h.Name)
+	t := toolsearch.NewTool(s.index, s.a.ToolSearch.Results, func(_ context.Context, hits []toolsearch.Hit) {
+		for _, h := range hits {
+			s.load(h.Name)
+			if s.native && !s.preloaded[h.Name] {
+				refs = append(refs, h.Name)
+			}
 		}
+	})
+	res, err := t.Call(ctx, args)
+	if err != nil {
+		res = tool.ErrorResult(err)
 	}
-	return tool.Text(ans.Text), refs
+	return res, refs
 }
 
 // index returns the index over the registry's tools, made again when
@@ -273,12 +249,4 @@ func (s *searchRun) index() *toolsearch.Index {
 		s.ix, s.ixSum = toolsearch.New(infos), sum
 	}
 	return s.ix
-}
-
-// shortArgs shows arguments in an error, cut to 200 bytes.
-func shortArgs(args json.RawMessage) string {
-	if len(args) > 200 {
-		return string(args[:200]) + "…"
-	}
-	return string(args)
 }

@@ -30,7 +30,7 @@ func preview(v *Value, id string, err error) string {
 	text := v.text()
 	switch {
 	case v.Blob != "":
-		fmt.Fprintf(&b, "[%s returned a binary resource %s (%s, %d bytes)", v.Tool, v.URI, orUnknown(v.MimeType), base64.StdEncoding.DecodedLen(len(v.Blob)))
+		fmt.Fprintf(&b, "[%s returned a binary resource %s (%s, %d bytes)", v.Tool, v.URI, orUnknown(v.MimeType), decodedLen(v.Blob))
 	case v.JSON != nil:
 		fmt.Fprintf(&b, "[%s returned structured content of %d bytes (JSON)", v.Tool, len(v.JSON))
 	default:
@@ -57,6 +57,11 @@ func preview(v *Value, id string, err error) string {
 			"Pass %q as any tool's argument, alone, and the tool receives the whole value.]", id, id)
 	}
 	return b.String()
+}
+
+// decodedLen is the number of bytes the base64 data s holds.
+func decodedLen(s string) int {
+	return base64.StdEncoding.DecodedLen(len(s)) - (len(s) - len(strings.TrimRight(s, "=")))
 }
 
 func orUnknown(s string) string {

@@ -65,8 +65,10 @@ const DefaultBudget = 16 << 10
 // when none is given: 256 MiB, the least recently used dropped first.
 const DefaultMaxBytes = 256 << 20
 
-// DefaultQueryTimeout bounds each query_result call.
-const DefaultQueryTimeout = 5 * time.Second
+// DefaultQueryTimeout bounds each query_result call: a query that
+// builds a huge array ([range(1e9)]) grows by about 50 MB a second
+// until it stops.
+const DefaultQueryTimeout = 2 * time.Second
 
 // Kind is the handle kind of kept results.
 var Kind = handle.Kind{Prefix: "res", Noun: "result", Again: "call the tool that returned it again"}

@@ -129,6 +129,9 @@ func TestTextKept(t *testing.T) {
 	if len(preview) > 4<<10 {
 		t.Errorf("the preview has %d bytes", len(preview))
 	}
+	if f.result.Content[0].Text != text {
+		t.Error("the tool's own result was changed")
+	}
 	got, err := f.call(t, ctx, "read_result", `{"handle":"`+id+`","start_line":2,"end_line":3}`)
 	if err != nil || got != "[lines 2 to 3 of 5001]\n0,item 0,0.00\n1,item 1,1.01\n" {
 		t.Errorf("read_result lines = %q, %v", got, err)
@@ -240,7 +243,8 @@ func TestBinaryResource(t *testing.T) {
 func TestSaveOutsideDirs(t *testing.T) {
 	f := newFixture(t, &Results{})
 	_, id := f.keep(t, context.Background(), tool.Text(csvText(3000)))
-	for _, p := range []string{"/etc/passwd-x", "../escape.csv", ""} {
+	elsewhere := filepath.Join(t.TempDir(), "x.csv")
+	for _, p := range []string{elsewhere, filepath.Join(f.res.Dirs[0], "..", "escape.csv"), "../escape.csv", ""} {
 		_, err := f.call(t, context.Background(), "save_result", `{"handle":"`+id+`","path":"`+p+`"}`)
 		if err == nil || !strings.Contains(err.Error(), "outside the directories") && !strings.Contains(err.Error(), "empty") {
 			t.Errorf("save_result to %q: %v, want a refusal", p, err)
@@ -342,7 +346,8 @@ func TestHandleArguments(t *testing.T) {
 // much stops at a bound, with an error that says which.
 func TestQueryBounds(t *testing.T) {
 	f := newFixture(t, &Results{QueryTimeout: 300 * time.Millisecond})
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	doc, _ := json.Marshal(map[string]any{"items": make([]int, 10000)})
 	_, id := f.keep(t, ctx, tool.Text(string(doc)))
 	for _, tc := range []struct{ jq, want string }{
@@ -392,3 +397,34 @@ func TestMalformedResults(t *testing.T) {
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
+// TestBudgetFor: a tool's own budget wins over Budget; negative keeps
+// its results whole.
+func TestBudgetFor(t *testing.T) {
+	budgets := map[string]int64{"big": -1}
+	f := newFixture(t, &Results{Budget: 100, BudgetFor: func(c *tool.Call) int64 { return budgets[c.Name] }})
+	ctx := context.Background()
+	text := strings.Repeat("a line of text\n", 100)
+	if preview, id := f.keep(t, ctx, tool.Text(text)); id != "" || preview != text {
+		t.Errorf("a tool whose budget is -1 had its result kept: %.80q", preview)
+	}
+	budgets["big"] = 10000
+	if _, id := f.keep(t, ctx, tool.Text(text)); id != "" {
+		t.Error("a result under its tool's budget was kept")
+	}
+	budgets["big"] = 0 // Budget
+	if _, id := f.keep(t, ctx, tool.Text(text)); id == "" {
+		t.Error("a result over Budget was not kept")
+	}
+}
+
+// TestOwnToolsNotKept: what read_result returns is never kept again,
+// though it may pass the budget (MaxOutput above it).
+func TestOwnToolsNotKept(t *testing.T) {
+	f := newFixture(t, &Results{Budget: 200, MaxOutput: 1000})
+	ctx := context.Background()
+	_, id := f.keep(t, ctx, tool.Text(csvText(300)))
+	got, err := f.call(t, ctx, "read_result", `{"handle":"`+id+`","start_line":1,"end_line":40}`)
+	if err != nil || handleRe.MatchString(got) || !strings.Contains(got, "12,item 12,") || len(got) < 500 {
+		t.Errorf("read_result = %q, %v; want the lines themselves", got, err)
+	}
+}

@@ -21,13 +21,13 @@ type fixture struct {
 	reg    *tool.Registry
 	res    *Results
 	store  *handle.Memory
-	result *tool.Result // what "big" returns
-	got    chan json.RawMessage
+	result *tool.Result    // what "big" returns
+	got    json.RawMessage // what "echo" got last
 }
 
 func newFixture(t *testing.T, r *Results) *fixture {
 	t.Helper()
-	f := &fixture{reg: &tool.Registry{}, res: r, got: make(chan json.RawMessage, 1)}
+	f := &fixture{reg: &tool.Registry{}, res: r}
 	if r.Store == nil {
 		f.store = &handle.Memory{}
 		r.Store = f.store
@@ -44,7 +44,7 @@ func newFixture(t *testing.T, r *Results) *fixture {
 		"any":{},
 		"table":{"type":"string"}}}`)},
 		func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
-			f.got <- args
+			f.got = args
 			return tool.Text("ok"), nil
 		})
 	if err := f.reg.Add(big, echo); err != nil {
@@ -152,7 +152,7 @@ func TestTextKept(t *testing.T) {
 		Text  string
 		Count int
 	}
-	if err := json.Unmarshal(<-f.got, &args); err != nil || args.Text != text || args.Count != 3 {
+	if err := json.Unmarshal(f.got, &args); err != nil || args.Text != text || args.Count != 3 {
 		t.Errorf("echo got %d bytes of text and count %d, want %d bytes: %v", len(args.Text), args.Count, len(text), err)
 	}
 }
@@ -186,7 +186,7 @@ func TestJSONKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	var args struct{ Doc struct{ Total int } }
-	if err := json.Unmarshal(<-f.got, &args); err != nil || args.Doc.Total != 400 {
+	if err := json.Unmarshal(f.got, &args); err != nil || args.Doc.Total != 400 {
 		t.Errorf("echo got doc %+v, %v", args.Doc, err)
 	}
 	if _, err := f.call(t, ctx, "echo", `{"list":"`+id+`"}`); err == nil || !strings.Contains(err.Error(), `argument "list"`) {
@@ -319,7 +319,7 @@ func TestHandleArguments(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got map[string]any
-			_ = json.Unmarshal(<-f.got, &got)
+			_ = json.Unmarshal(f.got, &got)
 			if tc.want != "" && got["text"] != tc.want {
 				t.Errorf("echo got %.60q, want %.60q", got["text"], tc.want)
 			}

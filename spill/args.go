@@ -71,8 +71,8 @@ func asHandle(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	id := string(raw[1 : len(raw)-1])
-	prefix, err := handle.Parse(id)
-	return id, err == nil && prefix == Kind.Prefix
+	_, err := handle.Parse(id)
+	return id, err == nil
 }
 
 // argTypes maps the tool's top-level parameters to their main schema

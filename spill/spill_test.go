@@ -298,7 +298,7 @@ func TestHandleArguments(t *testing.T) {
 		{"inside a text", alice, `{"text":"see ` + id + `"}`, "see " + id, false},
 		{"a space after", alice, `{"text":"` + id + ` "}`, id + " ", false},
 		{"not canonical", alice, `{"text":"` + id[:len(id)-1] + `B"}`, id[:len(id)-1] + "B", false},
-		{"another kind", alice, `{"table":"tbl_` + id[4:] + `"}`, "", false},
+		{"another kind", alice, `{"table":"tbl_` + id[4:] + `","text":"res_abc"}`, "res_abc", false},
 		{"integer parameter", alice, `{"count":"` + id + `"}`, `argument "count" is the handle ` + id + `, but the parameter takes a integer`, true},
 		{"text to an object", alice, `{"doc":"` + id + `"}`, "holds text that is not JSON", true},
 		{"untyped parameter", alice, `{"any":"` + id + `"}`, "", false},

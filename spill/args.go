@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/toolwire/toolwire/handle"
-	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -17,12 +16,17 @@ const handleLen = len("res_") + 22
 // marker is what every quoted result handle starts with.
 var marker = []byte(`"res_`)
 
-// ResolveArgs replaces each top-level argument whose value is a result
-// handle with the value behind it, for the caller in ctx, following the
-// rules in the package documentation; it is a tool.ArgsFunc. Arguments
-// without a quoted "res_ cost one byte search. A handle that does not
-// resolve, and one in an argument whose type cannot take its value, are
-// errors the model can repair.
+// maxDepth bounds how deep in the arguments ResolveArgs looks for
+// handles.
+const maxDepth = 16
+
+// ResolveArgs replaces each value in the arguments that is a result
+// handle — a top-level argument's, or a field's or an array element's
+// inside one — with the value behind it, for the caller in ctx,
+// following the rules in the package documentation; it is a
+// tool.ArgsFunc. Arguments without a quoted "res_ cost one byte search.
+// A handle that does not resolve, and one in a place whose schema type
+// cannot take its value, are errors the model can repair.
 func (r *Results) ResolveArgs(ctx context.Context, t tool.Tool, args json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(args, marker) {
 		return args, nil
@@ -30,38 +34,85 @@ func (r *Results) ResolveArgs(ctx context.Context, t tool.Tool, args json.RawMes
 	if _, own := t.(ownTool); own {
 		return args, nil
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return args, nil // the pipeline says what is wrong with them
-	}
-	var types map[string]string
-	changed := false
-	for name, raw := range m {
-		id, ok := asHandle(raw)
-		if !ok {
-			continue
-		}
+	out, _, err := r.resolve(ctx, args, t.Info().InputSchema, "", 0)
+	return out, err
+}
+
+// resolve returns raw, a value of schema sch (nil: any) at path in the
+// arguments, with the handles in it replaced; changed says whether any
+// was.
+func (r *Results) resolve(ctx context.Context, raw, sch json.RawMessage, path string, depth int) (out json.RawMessage, changed bool, err error) {
+	if id, ok := asHandle(raw); ok && depth > 0 {
 		v, err := handle.Resolve[*Value](ctx, r.store(), id)
 		if err != nil {
-			return nil, fmt.Errorf("argument %q: %w", name, err)
+			return nil, false, fmt.Errorf("argument %q: %w", path, err)
 		}
-		if types == nil {
-			types = argTypes(t.Info().InputSchema)
-		}
-		val, err := v.asArgument(types[name])
+		val, err := v.asArgument(schemaType(sch))
 		if err != nil {
-			return nil, fmt.Errorf("argument %q is the handle %s, but %w", name, id, err)
+			return nil, false, fmt.Errorf("argument %q is the handle %s, but %w", path, id, err)
 		}
-		m[name], changed = val, true
+		return val, true, nil
+	}
+	if depth >= maxDepth || !bytes.Contains(raw, marker) {
+		return raw, false, nil
+	}
+	var sub struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Items      json.RawMessage            `json:"items"`
+	}
+	_ = json.Unmarshal(sch, &sub) // a registered tool's schema compiled; nil or odd: no subschemas
+	switch raw = bytes.TrimSpace(raw); raw[0] {
+	case '{':
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return raw, false, nil // the pipeline says what is wrong with it
+		}
+		for k, v := range m {
+			nv, ch, err := r.resolve(ctx, v, sub.Properties[k], join(path, k), depth+1)
+			if err != nil {
+				return nil, false, err
+			}
+			if ch {
+				m[k], changed = nv, true
+			}
+		}
+		if changed {
+			out, err = json.Marshal(m)
+		}
+	case '[':
+		var a []json.RawMessage
+		if json.Unmarshal(raw, &a) != nil {
+			return raw, false, nil
+		}
+		for i, v := range a {
+			nv, ch, err := r.resolve(ctx, v, sub.Items, join(path, fmt.Sprint(i)), depth+1)
+			if err != nil {
+				return nil, false, err
+			}
+			if ch {
+				a[i], changed = nv, true
+			}
+		}
+		if changed {
+			out, err = json.Marshal(a)
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the arguments with the values of their handles: %w", err)
 	}
 	if !changed {
-		return args, nil
+		return raw, false, nil
 	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the arguments with the values of their handles: %w", err)
+	return out, true, nil
+}
+
+// join writes the path of an argument as an ArgumentsError does:
+// "edits/0/newText".
+func join(path, key string) string {
+	if path == "" {
+		return key
 	}
-	return out, nil
+	return path + "/" + key
 }
 
 // asHandle returns the handle raw is, when it is a JSON string holding
@@ -75,18 +126,27 @@ func asHandle(raw json.RawMessage) (string, bool) {
 	return id, err == nil
 }
 
-// argTypes maps the tool's top-level parameters to their main schema
-// type ("" when the schema gives none).
-func argTypes(inputSchema json.RawMessage) map[string]string {
-	types := map[string]string{}
-	if len(inputSchema) == 0 {
-		return types
+// schemaType is the main type sch gives ("" for none): its "type", or
+// the first of its types that is not "null".
+func schemaType(sch json.RawMessage) string {
+	var s struct {
+		Type json.RawMessage `json:"type"`
 	}
-	props, _ := schema.Properties(inputSchema) // a registered tool's schema compiled
-	for _, p := range props {
-		types[p.Name] = p.MainType()
+	if json.Unmarshal(sch, &s) != nil || len(s.Type) == 0 {
+		return ""
 	}
-	return types
+	var one string
+	if json.Unmarshal(s.Type, &one) == nil {
+		return one
+	}
+	var many []string
+	_ = json.Unmarshal(s.Type, &many)
+	for _, t := range many {
+		if t != "null" {
+			return t
+		}
+	}
+	return ""
 }
 
 // asArgument is v as the value of a parameter of schema type typ.

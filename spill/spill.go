@@ -18,14 +18,17 @@
 // ResolveArgs replaces an argument's value with the value behind a handle
 // when all of these hold:
 //
-//   - the value of a top-level argument is a JSON string that is exactly
-//     a result handle: "res_", then 22 characters of the URL-safe base64
-//     alphabet, as handle.New writes them (nothing before or after; a
-//     handle inside a longer text is left alone);
+//   - a value in the arguments — a top-level argument's, or a field's or
+//     an array element's inside one, 16 levels deep at most — is a JSON
+//     string that is exactly a result handle: "res_", then 22 characters
+//     of the URL-safe base64 alphabet, as handle.New writes them (nothing
+//     before or after; a handle inside a longer text is left alone);
 //   - the tool called is not one of this package's tools, which take
 //     handles themselves (handles of other kinds, such as the data
 //     toolset's tbl_…, are never touched);
-//   - the argument's schema type can hold the value: "string" gets the
+//   - the schema type the tool's input schema gives that place (through
+//     "properties" and "items"; "$ref" and combinators are not followed,
+//     which leaves no type) can hold the value: "string" gets the
 //     text (JSON as its text, a binary resource as base64), "object" or
 //     "array" the JSON value (text that is not JSON is an error), an
 //     argument without a type the JSON value when it is JSON, else the

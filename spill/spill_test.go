@@ -42,7 +42,8 @@ func newFixture(t *testing.T, r *Results) *fixture {
 		"list":{"type":"array"},
 		"count":{"type":"integer"},
 		"any":{},
-		"table":{"type":"string"}}}`)},
+		"table":{"type":"string"},
+		"edits":{"type":"array","items":{"type":"object","properties":{"newText":{"type":["string","null"]},"line":{"type":"integer"}}}}}}`)},
 		func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
 			f.got = args
 			return tool.Text("ok"), nil
@@ -302,6 +303,9 @@ func TestHandleArguments(t *testing.T) {
 		{"integer parameter", alice, `{"count":"` + id + `"}`, `argument "count" is the handle ` + id + `, but the parameter takes a integer`, true},
 		{"text to an object", alice, `{"doc":"` + id + `"}`, "holds text that is not JSON", true},
 		{"untyped parameter", alice, `{"any":"` + id + `"}`, "", false},
+		{"nested field", alice, `{"edits":[{"line":1},{"newText":"` + id + `","line":2}]}`, "", false},
+		{"nested integer", alice, `{"edits":[{"line":"` + id + `"}]}`, `argument "edits/0/line" is the handle ` + id + `, but the parameter takes a integer`, true},
+		{"nested, another caller", bob, `{"edits":[{"newText":"` + id + `"}]}`, `argument "edits/0/newText": handle ` + id + " expired", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -325,6 +329,9 @@ func TestHandleArguments(t *testing.T) {
 			}
 			if tc.name == "another kind" && got["table"] != "tbl_"+id[4:] {
 				t.Errorf("a tbl_ handle was touched: %v", got["table"])
+			}
+			if edits, _ := got["edits"].([]any); tc.name == "nested field" && (len(edits) != 2 || edits[1].(map[string]any)["newText"] != text) {
+				t.Errorf("a nested field did not get the text: %.80v", got["edits"])
 			}
 			if tc.name == "untyped parameter" && got["any"] != text {
 				t.Errorf("an untyped parameter got %.60q", got["any"])
@@ -426,5 +433,24 @@ func TestOwnToolsNotKept(t *testing.T) {
 	got, err := f.call(t, ctx, "read_result", `{"handle":"`+id+`","start_line":1,"end_line":40}`)
 	if err != nil || handleRe.MatchString(got) || !strings.Contains(got, "12,item 12,") || len(got) < 500 {
 		t.Errorf("read_result = %q, %v; want the lines themselves", got, err)
+	}
+}
+
+// TestQueryInputBound: query_result refuses JSON past maxQueryInput
+// before decoding it (a query decodes its input whole).
+func TestQueryInputBound(t *testing.T) {
+	f := newFixture(t, &Results{})
+	ctx := context.Background()
+	doc := make([]byte, maxQueryInput+1)
+	for i := range doc {
+		doc[i] = ' '
+	}
+	copy(doc, `[1]`)
+	h, err := handle.Put(ctx, f.store, &Value{Tool: "big", JSON: doc}, int64(len(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.call(t, ctx, "query_result", `{"handle":"`+h.ID+`","jq":"length"}`); err == nil || !strings.Contains(err.Error(), "more than query_result takes") {
+		t.Errorf("query over %d bytes: %v", len(doc), err)
 	}
 }

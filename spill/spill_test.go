@@ -96,6 +96,8 @@ func TestUnderBudgetUnchanged(t *testing.T) {
 		tool.Text(strings.Repeat("x", DefaultBudget)),
 		{Content: []tool.Content{tool.ImageContent(strings.Repeat("A", 4*DefaultBudget), "image/png")}},
 		{StructuredContent: map[string]any{"a": strings.Repeat("y", DefaultBudget-20)}},
+		{Content: []tool.Content{tool.TextContent(`{"a":"` + strings.Repeat("y", 10<<10) + `"}`)},
+			StructuredContent: json.RawMessage(`{"a":"` + strings.Repeat("y", 10<<10) + `"}`)}, // each under the budget
 	} {
 		f.result = res
 		got, err := f.reg.Call(context.Background(), "big", nil)

@@ -17,10 +17,11 @@ import (
 // structured content exceeds the budget, that too. Each block kept is
 // replaced by a text block previewing it; structured content kept is
 // removed and its preview added at the end, unless it repeats a text
-// block kept (as a typed tool's does). A part that cannot be kept (larger than the
-// store's whole bound) is replaced by its preview and a sentence saying
-// so. Images, audio and resource links are left as they are, and so is a
-// result under the budget, which costs a sum of lengths to measure.
+// block kept (as a typed tool's does). A part that cannot be kept
+// (larger than the store's whole bound) is replaced by its preview and a
+// sentence saying so. Images, audio and resource links are left as they
+// are, and so is a result under the budget, which costs a sum of lengths
+// to measure.
 func (r *Results) Middleware() tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {

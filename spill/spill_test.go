@@ -456,3 +456,19 @@ func TestQueryInputBound(t *testing.T) {
 		t.Errorf("query over %d bytes: %v", len(doc), err)
 	}
 }
+
+// TestQueryNoEnvironment: a jq expression cannot read the process's
+// environment (API keys): gojq gives env and $ENV nothing unless told.
+func TestQueryNoEnvironment(t *testing.T) {
+	t.Setenv("SPILL_TEST_SECRET", "hunter2")
+	f := newFixture(t, &Results{})
+	ctx := context.Background()
+	doc, _ := json.Marshal(map[string]any{"items": make([]int, 5000)})
+	_, id := f.keep(t, ctx, tool.Text(string(doc)))
+	for _, q := range []string{"env", "$ENV", "env.SPILL_TEST_SECRET", `input`} {
+		got, err := f.call(t, ctx, "query_result", `{"handle":"`+id+`","jq":`+quote(q)+`}`)
+		if strings.Contains(got, "hunter2") || err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("jq %s showed the environment: %q, %v", q, got, err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/handle"
 	"github.com/toolwire/toolwire/tool"
@@ -142,6 +143,11 @@ func TestTextKept(t *testing.T) {
 	got, err = f.call(t, ctx, "read_result", `{"handle":"`+id+`","offset":3,"length":5}`)
 	if err != nil || got != "[bytes 3 to 7 of "+fmt.Sprint(len(text))+"]\nname," {
 		t.Errorf("read_result bytes = %q, %v", got, err)
+	}
+	_, wide := f.keep(t, ctx, tool.Text(strings.Repeat("日", DefaultBudget)))
+	got, err = f.call(t, ctx, "read_result", `{"handle":"`+wide+`","offset":3}`)
+	if want := "[bytes 3 to 16385 of 49152; cut at 16384 bytes, read on at offset 16386]\n"; err != nil || !strings.HasPrefix(got, want) || !utf8.ValidString(got) {
+		t.Errorf("read_result bytes cut = %.100q, %v; want %q and valid UTF-8", got, err, want)
 	}
 	got, err = f.call(t, ctx, "read_result", `{"handle":"`+id+`"}`)
 	if err != nil || !strings.Contains(got, "cut at 16384 bytes, read on from line") || len(got) > DefaultBudget+200 {

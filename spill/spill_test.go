@@ -478,3 +478,13 @@ func TestQueryNoEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultStoreBounded: without a store of its own, Results keeps at
+// most DefaultMaxBytes, so a huge result is refused (TestTooLarge) rather
+// than held.
+func TestDefaultStoreBounded(t *testing.T) {
+	s := (&Results{}).store()
+	if m, ok := s.(*handle.Memory); !ok || m.MaxBytes != DefaultMaxBytes {
+		t.Errorf("the default store is %#v, want a handle.Memory bounded to %d bytes", s, DefaultMaxBytes)
+	}
+}

@@ -2,6 +2,7 @@ package spill
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -226,8 +227,8 @@ func TestBinaryResource(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	blob := tool.EmbeddedResource(tool.ResourceContents{URI: "file:///x.bin", MimeType: "application/octet-stream", Blob: base64Std(data)})
-	img := tool.ImageContent(base64Std(data), "image/png")
+	blob := tool.EmbeddedResource(tool.ResourceContents{URI: "file:///x.bin", MimeType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString(data)})
+	img := tool.ImageContent(base64.StdEncoding.EncodeToString(data), "image/png")
 	f.result = &tool.Result{Content: []tool.Content{img, blob}}
 	res, err := f.reg.Call(ctx, "big", nil)
 	if err != nil {

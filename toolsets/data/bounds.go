@@ -66,6 +66,10 @@ func (b bounds) explain(ctx context.Context, err error) error {
 	case errors.Is(context.Cause(ctx), errTimeLimit):
 		return fmt.Errorf("stopped after %s, the data server's time limit per call (--query-timeout): "+
 			"make the work smaller (filter, select or aggregate first), or raise the limit", b.timeout)
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The caller cancelled: DuckDB, interrupted, may say only
+		// "Interrupted!", which is not the reason.
+		return ctx.Err()
 	case strings.Contains(msg, "max_temp_directory_size"):
 		return fmt.Errorf("%w: the data server's bound on the disk a query spills to (--max-temp-bytes, %s): "+
 			"make the work smaller (filter, select or aggregate first), or raise the bound", err, bytesText(b.maxTemp))

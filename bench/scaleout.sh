@@ -6,8 +6,8 @@
 # generator in bench/scaleout: one table loaded once, then CLIENTS
 # clients calling head on it, each a stateless 2026-07-28 request on a
 # keep-alive connection of its own. Prints calls/s, latency and the CPU
-# (in cores) of the load generator, the replicas, haproxy and Redis for
-# each replica count.
+# (in cores) of the load generator, the replicas, haproxy, Redis and
+# everything else on the machine (other users) for each replica count.
 #
 #   bench/scaleout.sh                      # REPLICAS="1 2 4" CLIENTS=32 DURATION=10s ROUNDS=1
 #   REPLICAS="1 2 3 4" ROUNDS=3 bench/scaleout.sh
@@ -57,13 +57,14 @@ free_port() {
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done
 }
-# wait_port waits (10 s at most) until 127.0.0.1:$1 accepts connections.
+# wait_port waits (30 s at most) until 127.0.0.1:$1 accepts connections;
+# $2 is the log of the process that should.
 wait_port() {
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
     sleep 0.05
   done
-  echo "scaleout: nothing listens on 127.0.0.1:$1 after 10s" >&2
+  echo "scaleout: nothing listens on 127.0.0.1:$1 after 30s; $2 says: $(cat "$2")" >&2
   return 1
 }
 
@@ -73,7 +74,7 @@ for round in $(seq "$ROUNDS"); do
     redis-server --bind 127.0.0.1 --port "$rport" --save '' --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
     rpid=$!
     pids+=("$rpid")
-    wait_port "$rport"
+    wait_port "$rport" "$work/redis.log"
     rm -rf "$work/tables"/*
     servers=()
     rpids=()
@@ -84,7 +85,7 @@ for round in $(seq "$ROUNDS"); do
       rpids+=("$!")
     done
     for i in $(seq "$n"); do
-      for _ in $(seq 200); do
+      for _ in $(seq 600); do
         addr=$(grep -o 'http://[0-9.:]*/mcp' "$work/r$i.out" 2>/dev/null | head -n 1 || true)
         [ -n "$addr" ] && break
         sleep 0.05
@@ -101,7 +102,7 @@ for round in $(seq "$ROUNDS"); do
     haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
     hpid=$!
     pids+=("$hpid")
-    wait_port "$hport"
+    wait_port "$hport" "$work/haproxy.log"
     echo "== round $round, replicas $n"
     "$work/scaleout" -url "http://127.0.0.1:$hport/mcp" -csv "$work/files/sales.csv" -clients "$CLIENTS" \
       -warmup "$WARMUP" -duration "$DURATION" \

@@ -118,14 +118,14 @@ func run(url, csv string, clients int, warmup, duration time.Duration, cpu *cpuF
 	}
 	time.Sleep(warmup)
 	before := readCPU(cpu)
-	self0 := selfCPU()
+	self0, machine0 := selfCPU(), machineBusy()
 	measuring.Store(true)
 	start := time.Now()
 	time.Sleep(duration)
 	measuring.Store(false)
 	elapsed := time.Since(start)
 	after := readCPU(cpu)
-	self1 := selfCPU()
+	self1, machine1 := selfCPU(), machineBusy()
 	stop.Store(true)
 	wg.Wait()
 	if e := errs.Load(); e > 0 {
@@ -143,11 +143,15 @@ func run(url, csv string, clients int, warmup, duration time.Duration, cpu *cpuF
 	}
 	fmt.Printf("calls/s %.0f  p50-ms %.2f  p99-ms %.2f  calls %d  window %.1fs\n",
 		float64(calls.Load())/elapsed.Seconds(), pct(0.5), pct(0.99), calls.Load(), elapsed.Seconds())
-	fmt.Printf("cpu (cores) loadgen %.2f", (self1-self0).Seconds()/elapsed.Seconds())
+	cores := func(d time.Duration) float64 { return d.Seconds() / elapsed.Seconds() }
+	ours := self1 - self0
+	fmt.Printf("cpu (cores) loadgen %.2f", cores(self1-self0))
 	for i, name := range cpu.names {
-		fmt.Printf("  %s %.2f", name, (after[i]-before[i]).Seconds()/elapsed.Seconds())
+		fmt.Printf("  %s %.2f", name, cores(after[i]-before[i]))
+		ours += after[i] - before[i]
 	}
-	fmt.Println()
+	// What else ran on the machine meanwhile (other users' load).
+	fmt.Printf("  others %.2f  (machine busy %.2f)\n", cores(max(machine1-machine0-ours, 0)), cores(machine1-machine0))
 	return nil
 }
 
@@ -201,6 +205,26 @@ func readCPU(f *cpuFlag) []time.Duration {
 		}
 	}
 	return out
+}
+
+// machineBusy returns the CPU time all the machine's cores have spent
+// busy (not idle or waiting for I/O), from /proc/stat (10 ms ticks).
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var busy int64
+	for i, f := range fields[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is already in user
+			continue
+		}
+		n, _ := strconv.ParseInt(f, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * 10 * time.Millisecond
 }
 
 // selfCPU returns the CPU time this process has used.

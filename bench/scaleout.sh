@@ -107,6 +107,13 @@ for round in $(seq "$ROUNDS"); do
     "$work/scaleout" -url "http://127.0.0.1:$hport/mcp" -csv "$work/files/sales.csv" -clients "$CLIENTS" \
       -warmup "$WARMUP" -duration "$DURATION" \
       -cpu "replicas=$(IFS=,; echo "${rpids[*]}")" -cpu "haproxy=$hpid" -cpu "redis=$rpid"
+    if [ "$n" = 1 ]; then
+      # The same replica without haproxy: what the load balancer costs.
+      echo "== round $round, replicas 1, direct (no haproxy)"
+      "$work/scaleout" -url "http://${servers[0]##* }/mcp" -csv "$work/files/sales.csv" -clients "$CLIENTS" \
+        -warmup "$WARMUP" -duration "$DURATION" \
+        -cpu "replicas=${rpids[0]}" -cpu "redis=$rpid"
+    fi
     stop_all
   done
 done

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -745,6 +746,11 @@ func transportError(ctx context.Context, u string, err error) error {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return fmt.Errorf("cannot reach MCP server at %s: %w", u, err)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		// The server (or a proxy in front of it) went away mid-request:
+		// a replica killed, a process restarted.
+		return fmt.Errorf("the connection to the MCP server at %s ended before its response was complete (%w): the request may or may not have run there; retry it only if running it twice is safe", u, err)
 	}
 	return fmt.Errorf("MCP server at %s: %w", u, err)
 }

@@ -572,7 +572,7 @@ func decorate(res any, s *Server, ttl time.Duration) {
 			// A copy: the map may be a handler's, shared by its results.
 			m := make(map[string]any, len(b.Meta)+1)
 			maps.Copy(m, b.Meta)
-			m[MetaServerInfo] = s.Info
+			m[MetaServerInfo] = s.serverInfoValue()
 			b.Meta = m
 		}
 	}

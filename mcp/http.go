@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
 )
@@ -425,44 +427,30 @@ func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender
 // validateHeaders checks a modern request's _meta and standard headers
 // against its body, returning the error and HTTP status to refuse it with.
 func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*jsonrpc.Error, int) {
-	var p struct {
-		Name      string          `json:"name"`
-		URI       string          `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      *struct {
-			V    string          `json:"io.modelcontextprotocol/protocolVersion"`
-			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
-	}
-	if len(msg.Params) > 0 && msg.Params[0] == '{' {
-		_ = json.Unmarshal(msg.Params, &p) // malformed params are reported by the handler
-	}
+	p := readHeaderFields(msg.Params)
 	bad := http.StatusBadRequest
 	hv := r.Header.Get(HeaderProtocolVersion)
-	bodyV := ""
-	if p.Meta != nil {
-		bodyV = p.Meta.V
-	}
+	bodyV := p.version
 	switch {
-	case bodyV == "" && hv == "":
+	case len(bodyV) == 0 && hv == "":
 		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"no session and no protocol version: send initialize first (protocol %s and earlier, then use the %s it returns), or put %q and %q in params._meta with a matching %s header (protocol %s)",
 			LatestLegacyVersion, HeaderSessionID, MetaProtocolVersion, MetaClientCapabilities, HeaderProtocolVersion, LatestVersion), bad
-	case bodyV == "" && IsModern(hv):
+	case len(bodyV) == 0 && IsModern(hv):
 		what := "params._meta is missing"
-		if p.Meta != nil {
+		if p.meta {
 			what = fmt.Sprintf("params._meta[%q] is missing", MetaProtocolVersion)
 		}
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: %s; protocol %s requires it on every request, equal to the %s header", what, hv, HeaderProtocolVersion), bad
-	case bodyV == "":
+	case len(bodyV) == 0:
 		return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "no session: protocol %s needs an %s header from initialize; send initialize first, or speak %s", hv, HeaderSessionID, LatestVersion), bad
 	case hv == "":
 		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: the %s header is missing; it must equal params._meta[%q] (%q)", HeaderProtocolVersion, MetaProtocolVersion, bodyV), bad
-	case hv != bodyV:
+	case hv != string(bodyV):
 		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match params._meta[%q] %q", HeaderProtocolVersion, hv, MetaProtocolVersion, bodyV), bad
 	case !IsModern(hv):
 		return unsupportedVersion(hv), bad
-	case len(p.Meta.Caps) == 0 || p.Meta.Caps[0] != '{':
+	case len(p.caps) == 0 || p.caps[0] != '{':
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: params._meta[%q] must be an object (use {} for none); protocol %s requires it on every request", MetaClientCapabilities, hv), bad
 	}
 	if removedInModern(msg.Method) {
@@ -475,12 +463,12 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 	case hm != msg.Method:
 		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body method %q", HeaderMethod, hm, msg.Method), bad
 	}
-	var want string
+	var want []byte
 	switch msg.Method {
 	case MethodToolsCall, MethodPromptsGet:
-		want = p.Name
+		want = p.name
 	case MethodResourcesRead:
-		want = p.URI
+		want = p.uri
 	default:
 		return nil, 0
 	}
@@ -492,17 +480,83 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 	if err != nil {
 		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header: %v", HeaderName, err), bad
 	}
-	if hn != want {
+	if hn != string(want) {
 		return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: %s header %q does not match body value %q", HeaderName, hn, want), bad
 	}
 	if msg.Method == MethodToolsCall {
-		if t, ok := h.Server.tools.Lookup(p.Name); ok {
-			if e := checkParamHeaders(r, t.Info().InputSchema, p.Arguments); e != nil {
+		if t, ok := h.Server.tools.Lookup(string(p.name)); ok {
+			if e := checkParamHeaders(r, t.Info().InputSchema, p.arguments); e != nil {
 				return e, bad
 			}
 		}
 	}
 	return nil, 0
+}
+
+// headerFields are the members of a modern request's params that its
+// headers must match. The strings are the JSON text's own bytes when it
+// has no escapes, so that comparing them allocates nothing.
+type headerFields struct {
+	name, uri []byte
+	arguments []byte
+	meta      bool   // params._meta is there and not null
+	version   []byte // params._meta's protocol version
+	caps      []byte // params._meta's client capabilities, as sent
+}
+
+// readHeaderFields reads the headerFields of params (JSON that
+// jsonrpc.Decode has checked) in one pass over its top level and
+// _meta's, without decoding anything else: the arguments, however large,
+// are only skipped. A member of the wrong type reads as absent; the
+// method's handler reports it.
+func readHeaderFields(params []byte) headerFields {
+	var f headerFields
+	if len(params) == 0 || params[0] != '{' {
+		return f
+	}
+	var meta []byte
+	_, err := jsonvalue.Object(params, 0, func(key string, start, end int) {
+		v := params[start:end]
+		switch key {
+		case "name":
+			f.name = stringBytes(v)
+		case "uri":
+			f.uri = stringBytes(v)
+		case "arguments":
+			f.arguments = v
+		case "_meta":
+			meta = v
+		}
+	})
+	if err != nil || meta == nil || string(meta) == "null" {
+		return headerFields{name: f.name, uri: f.uri, arguments: f.arguments}
+	}
+	f.meta = true
+	if meta[0] == '{' {
+		_, _ = jsonvalue.Object(meta, 0, func(key string, start, end int) {
+			switch key {
+			case MetaProtocolVersion:
+				f.version = stringBytes(meta[start:end])
+			case MetaClientCapabilities:
+				f.caps = meta[start:end]
+			}
+		})
+	}
+	return f
+}
+
+// stringBytes returns the text of a JSON string value: its bytes between
+// the quotes when it has no escapes, else a decoded copy; nil for a value
+// that is not a string.
+func stringBytes(v []byte) []byte {
+	if len(v) < 2 || v[0] != '"' {
+		return nil
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	s, _ := jsonvalue.String(v)
+	return []byte(s)
 }
 
 // removedInModern reports whether a method exists only in legacy revisions.
@@ -580,7 +634,7 @@ type headerParam struct {
 // headerParams finds the properties of a schema annotated with
 // x-mcp-header, following only "properties" chains.
 func headerParams(schema json.RawMessage) []headerParam {
-	if !strings.Contains(string(schema), "x-mcp-header") {
+	if !bytes.Contains(schema, []byte("x-mcp-header")) {
 		return nil
 	}
 	var root map[string]any

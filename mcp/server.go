@@ -134,6 +134,7 @@ type Server struct {
 	results   sync.Pool // *[]byte buffers results are encoded into
 	parts     sync.Pool // *responseParts of responses being written
 	metas     metaCache
+	infoJSON  atomic.Pointer[infoJSON] // Info for results' _meta (serverInfoValue)
 	mu        sync.RWMutex
 	tools     tool.Registry
 	resources map[string]*resourceEntry

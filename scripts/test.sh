@@ -13,6 +13,11 @@ export TOOLWIRE_REQUIRE_NODE=1
 # Ory Hydra, the authorization server of the OAuth tests
 # (internal/testhydra), built once into .cache/bin.
 ./scripts/install-hydra.sh >/dev/null
+# redis-server and haproxy, for the tests that run replicas behind a load
+# balancer (cmd/toolwire TestServeReplicaKill, TestServeAuthReplicas) and
+# the Redis handle store's: installed before any test needs them.
+./scripts/install-redis.sh
+./scripts/install-haproxy.sh
 go vet ./...
 # Go's test cache skips packages whose code and inputs did not change; CI
 # (CI=true) runs everything fresh.
@@ -21,7 +26,6 @@ if [ "${CI:-}" = true ]; then count=(-count=1); fi
 go test -race ${count[@]+"${count[@]}"} "$@" ./...
 # The modules of their own: the data toolset (DuckDB, cgo) and the Redis
 # handle store, whose tests run redis-server.
-./scripts/install-redis.sh
 for m in handle/redisstore toolsets/data; do
   (cd "$m" && go vet ./... && go test -race ${count[@]+"${count[@]}"} "$@" ./...)
 done

@@ -1,7 +1,9 @@
 // Package driver is a minimal raw JSON-RPC load driver for MCP servers. It
 // speaks the legacy (initialize-based) MCP lifecycle at ProtocolVersion over
 // stdio to a spawned command or over Streamable HTTP, and is the same for
-// every server under test.
+// every server under test. For servers that speak it, it also speaks the
+// stateless ModernVersion: no handshake, _meta in every request (see
+// [NewModernToolCall]) and, over HTTP, the Mcp-Method and Mcp-Name headers.
 //
 // It is built to stay out of the way of the measurement: requests are
 // marshalled once (only the JSON-RPC id is spliced in per call), read buffers
@@ -21,6 +23,11 @@ import (
 // ProtocolVersion is the MCP protocol revision the driver requests.
 const ProtocolVersion = "2025-11-25"
 
+// ModernVersion is the stateless MCP protocol revision that
+// [NewModernToolCall], [HTTPClient.ConnectModern] and [StartStdioModern]
+// speak.
+const ModernVersion = "2026-07-28"
+
 // Conn is one initialized MCP session.
 type Conn interface {
 	// Call sends the request and returns the raw JSON of the "result"
@@ -36,6 +43,10 @@ type Conn interface {
 type Call struct {
 	prefix []byte // {"jsonrpc":"2.0","id":
 	suffix []byte // ,"method":...,"params":...}
+
+	// The Mcp-Method and Mcp-Name header lines of a modern call over
+	// HTTP, ready to write; empty for a legacy call.
+	headers []byte
 }
 
 var callPrefix = []byte(`{"jsonrpc":"2.0","id":`)
@@ -63,6 +74,34 @@ func NewCall(method string, params any) (*Call, error) {
 // NewToolCall pre-marshals a tools/call request for the named tool.
 func NewToolCall(name string, args any) (*Call, error) {
 	return NewCall("tools/call", map[string]any{"name": name, "arguments": args})
+}
+
+// NewModernToolCall pre-marshals a tools/call request for the named tool
+// in the stateless ModernVersion: params._meta carries the protocol
+// version, empty client capabilities and the client's info, as a modern
+// client sends them with every request, and over HTTP the request carries
+// the Mcp-Method and Mcp-Name headers. Send it on a session from
+// [HTTPClient.ConnectModern] or [StartStdioModern].
+func NewModernToolCall(name string, args any) (*Call, error) {
+	c, err := NewCall("tools/call", map[string]any{
+		"name":      name,
+		"arguments": args,
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    ModernVersion,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "toolwire-bench-driver", "version": "0.0.0"},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range []byte(name) {
+		if b < 0x20 || b > 0x7e {
+			return nil, fmt.Errorf("driver: tool name %q: only printable ASCII fits in an Mcp-Name header unencoded", name)
+		}
+	}
+	c.headers = []byte("Mcp-Method: tools/call\r\nMcp-Name: " + name + "\r\n")
+	return c, nil
 }
 
 // Len is the encoded size of the request, give or take the id digits.

@@ -164,3 +164,69 @@ func TestHTTPSession(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestModernHTTPSession: a ConnectModern session sends no handshake; each
+// NewModernToolCall request carries the protocol version in _meta and the
+// Mcp-Protocol-Version, Mcp-Method and Mcp-Name headers, and no session.
+func TestModernHTTPSession(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Arguments struct {
+					Text string `json:"text"`
+				} `json:"arguments"`
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Errorf("bad body %q: %v", b, err)
+		}
+		if m.Method != "tools/call" {
+			t.Errorf("method %q: a modern session sends only its calls", m.Method)
+		}
+		if v := m.Params.Meta["io.modelcontextprotocol/protocolVersion"]; v != ModernVersion {
+			t.Errorf("_meta protocol version %v, want %s", v, ModernVersion)
+		}
+		if _, ok := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any); !ok {
+			t.Errorf("_meta without client capabilities: %v", m.Params.Meta)
+		}
+		h := r.Header
+		if h.Get("Mcp-Protocol-Version") != ModernVersion || h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") != m.Params.Name || h.Get("Mcp-Session-Id") != "" {
+			t.Errorf("headers %v for a call of %q", h, m.Params.Name)
+		}
+		res, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": m.Params.Arguments.Text}}})
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+string(res)+`}`)
+	}))
+	defer srv.Close()
+
+	c, err := NewHTTPClient(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	s := c.ConnectModern()
+	for _, text := range []string{"one", "two"} {
+		call, err := NewModernToolCall("echo", map[string]any{"text": text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Call(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckText(res, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewModernToolCall("caf\u00e9", nil); err == nil {
+		t.Error("a tool name that does not fit an Mcp-Name header as it is: no error")
+	}
+}

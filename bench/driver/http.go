@@ -102,6 +102,19 @@ func (c *HTTPClient) Connect() (*HTTPSession, error) {
 	return s, nil
 }
 
+// ConnectModern opens a stateless ModernVersion "session": no handshake,
+// only a connection of its own on which every call is an independent POST
+// with the Mcp-Protocol-Version header. Send it calls from
+// [NewModernToolCall].
+func (c *HTTPClient) ConnectModern() *HTTPSession {
+	s := &HTTPSession{c: c, head: make([]byte, 0, 512), version: ModernVersion}
+	s.rbuf.Grow(4096)
+	c.mu.Lock()
+	c.sessions[s] = struct{}{}
+	c.mu.Unlock()
+	return s
+}
+
 // SessionID is the Mcp-Session-Id the server assigned, if any.
 func (s *HTTPSession) SessionID() string { return s.sessionID }
 
@@ -116,7 +129,7 @@ func (s *HTTPSession) roundTrip(c *Call) (*http.Response, []byte, error) {
 	id := s.nextID
 	idText := strconv.AppendInt(s.idBuf[:0], id, 10)
 	n := len(c.prefix) + len(idText) + len(c.suffix)
-	s.head = s.appendHead(s.head[:0], http.MethodPost, n)
+	s.head = s.appendHead(s.head[:0], http.MethodPost, n, c.headers)
 	s.head = append(append(s.head, c.prefix...), idText...)
 	resp, err := s.do(http.MethodPost, net.Buffers{s.head, c.suffix})
 	if err != nil {
@@ -127,7 +140,8 @@ func (s *HTTPSession) roundTrip(c *Call) (*http.Response, []byte, error) {
 }
 
 // appendHead appends a request's line and header fields.
-func (s *HTTPSession) appendHead(b []byte, method string, bodyLen int) []byte {
+// extra is more header lines, each ending in CRLF.
+func (s *HTTPSession) appendHead(b []byte, method string, bodyLen int, extra []byte) []byte {
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, s.c.path...)
@@ -140,6 +154,7 @@ func (s *HTTPSession) appendHead(b []byte, method string, bodyLen int) []byte {
 	if s.version != "" {
 		b = append(append(append(b, "Mcp-Protocol-Version: "...), s.version...), "\r\n"...)
 	}
+	b = append(b, extra...)
 	if bodyLen > 0 || method == http.MethodPost {
 		b = append(strconv.AppendInt(append(b, "Content-Length: "...), int64(bodyLen), 10), "\r\n"...)
 	}
@@ -294,7 +309,7 @@ func scanSSE(b []byte, scratch *[]byte, fn func(data []byte) (bool, error)) erro
 
 // post sends a notification and expects 202 Accepted (or another 2xx).
 func (s *HTTPSession) post(msg []byte) error {
-	s.head = append(s.appendHead(s.head[:0], http.MethodPost, len(msg)), msg...)
+	s.head = append(s.appendHead(s.head[:0], http.MethodPost, len(msg), nil), msg...)
 	_, err := s.do(http.MethodPost, net.Buffers{s.head})
 	return err
 }
@@ -312,7 +327,7 @@ func (s *HTTPSession) Close() error {
 	if s.sessionID == "" {
 		return nil
 	}
-	s.head = s.appendHead(s.head[:0], http.MethodDelete, 0)
+	s.head = s.appendHead(s.head[:0], http.MethodDelete, 0, nil)
 	resp, err := s.do(http.MethodDelete, net.Buffers{s.head})
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound) {
 		return fmt.Errorf("DELETE session: %w", err)

@@ -21,6 +21,10 @@ type Stdio struct {
 // StartStdio spawns argv, with the server's stderr going to stderr (nil
 // discards it), and performs the initialize handshake.
 func StartStdio(argv []string, stderr io.Writer) (*Stdio, error) {
+	return startStdio(argv, stderr, true)
+}
+
+func startStdio(argv []string, stderr io.Writer, initialize bool) (*Stdio, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("driver: empty command")
 	}
@@ -38,11 +42,21 @@ func StartStdio(argv []string, stderr io.Writer) (*Stdio, error) {
 		return nil, err
 	}
 	s := &Stdio{Stream: newStream(stdout, stdin), cmd: cmd, stdin: stdin, stdout: stdout}
+	if !initialize {
+		return s, nil
+	}
 	if err := s.initialize(); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// StartStdioModern spawns argv like [StartStdio] but performs no
+// handshake: the session speaks the stateless ModernVersion, so send it
+// calls from [NewModernToolCall].
+func StartStdioModern(argv []string, stderr io.Writer) (*Stdio, error) {
+	return startStdio(argv, stderr, false)
 }
 
 // Pid is the server's process id.

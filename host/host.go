@@ -43,6 +43,10 @@ type Host struct {
 	// for its name (toolwire's is "toolwire login %s"): a
 	// LoginRequiredError names it.
 	LoginCommand string
+	// ServerNotify, when set, receives each server's notifications with
+	// the server's name, after Client.Notify (a gateway relays list
+	// changes with it). It must not block for long.
+	ServerNotify func(server, method string, params json.RawMessage)
 
 	mu        sync.Mutex
 	servers   map[string]*server
@@ -73,6 +77,9 @@ type server struct {
 	// which mu's holder may be waiting for.
 	stale   atomic.Bool
 	changed chan struct{}
+	// calls are the calls in progress whose callers hear the server's
+	// progress and log messages (see passThrough).
+	calls calls
 }
 
 func (h *Host) server(name string) (*server, error) {
@@ -155,8 +162,12 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 			default:
 			}
 		}
+		s.passThrough(method, params)
 		if userNotify != nil {
 			userNotify(method, params)
+		}
+		if n := s.host.ServerNotify; n != nil {
+			n(s.cfg.Name, method, params)
 		}
 	}
 	sess, err := s.connect(ctx, &c)
@@ -422,6 +433,11 @@ func (t *RemoteTool) RemoteName() string { return t.def.Name }
 // Call calls the tool on its server with the completed arguments. A server
 // that died is restarted by the next call; this one fails with a fatal
 // error (tool.ErrFatal) naming the server and its exit.
+//
+// When ctx carries a tool.Client (the call comes from an MCP client, or an
+// agent), the server's progress about the call, and the log messages it
+// sends while the call runs, reach that client; ending ctx cancels the
+// call on the server.
 func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 	t.setup()
 	if t.setupErr != nil {
@@ -437,7 +453,16 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	if err != nil {
 		return nil, tool.Fatal(err)
 	}
-	res, err := sess.CallTool(ctx, t.def.Name, args)
+	p := &mcp.CallToolParams{Name: t.def.Name, Arguments: args}
+	if cl, ok := tool.ClientFrom(ctx); ok {
+		// The caller listens: the server's progress and log messages
+		// about the call reach it.
+		token := s.calls.add(ctx, cl)
+		defer s.calls.remove(token)
+		p.Meta = &mcp.RequestMeta{ProgressToken: token}
+	}
+	var res mcp.CallToolResult
+	err = sess.Call(ctx, mcp.MethodToolsCall, p, &res)
 	if err != nil {
 		err = s.loginError(err)
 		if isTransportError(ctx, err) {

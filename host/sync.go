@@ -30,6 +30,12 @@ func (h *Host) Sync(ctx context.Context, reg *tool.Registry) error {
 	return errors.Join(errs...)
 }
 
+// relistInterval is the least time between two listings that a server's
+// list_changed notifications cause: a server that sends them in a loop
+// costs a listing, and the registry's watchers (an MCP server's clients) a
+// change, this often at most.
+const relistInterval = 250 * time.Millisecond
+
 // sync keeps the server's tools in reg until ctx ends; tried is called
 // once, with the outcome of the first attempt.
 func (s *server) sync(ctx context.Context, reg *tool.Registry, tried func(error)) {
@@ -50,6 +56,7 @@ func (s *server) sync(ctx context.Context, reg *tool.Registry, tried func(error)
 			continue // connected waits out the backoff
 		}
 		err = s.publish(ctx, reg)
+		listed := time.Now()
 		report(err)
 		var wait <-chan time.Time
 		if err != nil {
@@ -62,6 +69,13 @@ func (s *server) sync(ctx context.Context, reg *tool.Registry, tried func(error)
 		select {
 		case <-ctx.Done():
 		case <-s.changed:
+			// Notifications in a burst, or a loop, cost one listing
+			// per relistInterval: those that come meanwhile wait in
+			// s.changed as one.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(listed.Add(relistInterval))):
+			}
 		case <-wait:
 		case <-sess.Done():
 			err := sess.Err()

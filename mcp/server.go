@@ -263,6 +263,20 @@ func (s *Server) RemoveResources(uris ...string) {
 	}
 }
 
+// RemoveResourceTemplates unregisters resource templates by their URI
+// template.
+func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
+	s.init()
+	s.mu.Lock()
+	n := len(s.templates)
+	s.templates = slices.DeleteFunc(s.templates, func(e *templateEntry) bool { return slices.Contains(uriTemplates, e.tmpl.URITemplate) })
+	removed := len(s.templates) < n
+	s.mu.Unlock()
+	if removed {
+		s.listChanged(NotificationResourcesListChanged)
+	}
+}
+
 // AddPrompt registers a prompt. A name already registered, or none, is an
 // error.
 func (s *Server) AddPrompt(p Prompt, h PromptHandler) error {

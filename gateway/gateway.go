@@ -50,6 +50,11 @@ type Gateway struct {
 // resources and prompts that its list_changed notifications cause.
 const relistInterval = 250 * time.Millisecond
 
+// relistEvery is how often a server's resources and prompts are listed
+// again without a notification: a 2026-07-28 server tells of changes only
+// on a subscriptions/listen stream, which the host does not open.
+const relistEvery = 30 * time.Second
+
 // New makes srv a gateway to h's servers; call Start to connect them. It
 // sets h.ServerNotify and asks h's servers for log messages of every
 // level (srv passes on to each client those at or above the level it
@@ -124,6 +129,7 @@ func (g *Gateway) follow(ctx context.Context, server string, tried func()) {
 		case <-ctx.Done():
 			return
 		case <-g.refresh[server]:
+		case <-time.After(relistEvery):
 		}
 		// A loop of notifications costs a listing per relistInterval.
 		select {

@@ -450,6 +450,17 @@ func listChangedLoop(t *testing.T, upEra string) {
 		}
 	}}
 	sess := connect(t, srv, c, eras[1])
+	// Told that its tools changed when they did not, the gateway lists
+	// them again and tells its clients nothing.
+	for range 50 {
+		u.srv.NotifyListChanged(mcp.NotificationToolsListChanged)
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(400 * time.Millisecond) // the last relisting
+	if n := toolsChanged.Swap(0); n != 0 {
+		t.Errorf("%d tools list_changed sent downstream, though the upstream's tools never changed", n)
+	}
+	toolLists = up.count(mcp.MethodToolsList)
 	// The upstream's tools change as fast as it can tell (each change a
 	// list_changed), and it tells of unchanged prompts too.
 	extra := tool.NewFunc(tool.Info{Name: "extra"}, func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text(""), nil })

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -191,14 +192,29 @@ func inMemory(u *upstream, sc *host.ServerConfig) *host.ServerConfig {
 // eras are the protocol revisions a downstream client speaks.
 var eras = []string{"2026-07-28", "2025-11-25"}
 
-// connect opens a downstream client's session with the gateway.
+// connect opens a downstream client's session with the gateway, in
+// memory (as over stdio).
 func connect(t *testing.T, srv *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
+	t.Helper()
+	return connectOver(t, &mcp.InMemoryTransport{Server: srv}, c, version)
+}
+
+// connectHTTP opens a downstream client's session with the gateway over
+// Streamable HTTP.
+func connectHTTP(t *testing.T, srv *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
+	t.Helper()
+	hs := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	t.Cleanup(hs.Close)
+	return connectOver(t, &mcp.HTTPTransport{URL: hs.URL}, c, version)
+}
+
+func connectOver(t *testing.T, tr mcp.ClientTransport, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	c.Info = mcp.Implementation{Name: "downstream", Version: "1"}
 	c.ProtocolVersion = version
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess, err := c.Connect(ctx, &mcp.InMemoryTransport{Server: srv})
+	sess, err := c.Connect(ctx, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +339,7 @@ func TestProgressLogCancel(t *testing.T) {
 	u := newUpstream(t)
 	srv := startGateway(t, map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{})}, "")
 	for _, era := range eras {
-		for _, how := range []string{"cancel", "disconnect"} {
+		for _, how := range []string{"cancel", "disconnect", "http cancel", "http disconnect"} {
 			t.Run(era+" "+how, func(t *testing.T) {
 				var mu sync.Mutex
 				var heard []string
@@ -332,7 +348,12 @@ func TestProgressLogCancel(t *testing.T) {
 					heard = append(heard, method+" "+string(params))
 					mu.Unlock()
 				}}
-				sess := connect(t, srv, c, era)
+				var sess *mcp.ClientSession
+				if strings.HasPrefix(how, "http ") {
+					sess = connectHTTP(t, srv, c, era)
+				} else {
+					sess = connect(t, srv, c, era)
+				}
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				done := make(chan error, 1)
@@ -345,7 +366,7 @@ func TestProgressLogCancel(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatal("the upstream's slow tool never started")
 				}
-				if how == "cancel" {
+				if strings.HasSuffix(how, "cancel") {
 					waitFor(t, func() bool {
 						mu.Lock()
 						defer mu.Unlock()
@@ -511,9 +532,20 @@ func TestUpstreamFailures(t *testing.T) {
 			if isErr || !strings.HasPrefix(first, "ok from ") {
 				t.Fatalf("bad__ok: %q", first)
 			}
-			got, isErr := callText(t, sess, "bad__die", `{}`)
-			t.Logf("die: %s", got)
-			if !isErr || !strings.Contains(got, "bad__die") {
+			got, isErr := callText(t, sess, "bad__malformed", `{}`)
+			if !isErr || !strings.Contains(got, "malformed result") {
+				t.Errorf("a malformed result: %q (isError %v), want an error saying so", got, isErr)
+			}
+			waitFor(t, func() bool { // the malformed answer may have cost the session
+				got, isErr = callText(t, sess, "bad__ok", `{}`)
+				return !isErr
+			}, func() string { return got })
+			first = got
+			waitFor(t, func() bool { // the tool is back once the gateway has listed it again
+				got, isErr = callText(t, sess, "bad__die", `{}`)
+				return !strings.Contains(got, "not available now")
+			}, func() string { return got })
+			if !isErr || !strings.Contains(got, "bad__die") || !strings.Contains(got, "exited with status 3") {
 				t.Errorf("a call whose upstream died: %q (isError %v), want an error naming the tool", got, isErr)
 			}
 			var again string
@@ -524,10 +556,6 @@ func TestUpstreamFailures(t *testing.T) {
 			}, func() string { return again })
 			if again == first {
 				t.Errorf("bad__ok answered %q by the same process after it died", again)
-			}
-			got, isErr = callText(t, sess, "bad__malformed", `{}`)
-			if !isErr || !strings.Contains(got, "malformed result") {
-				t.Errorf("a malformed result: %q (isError %v), want an error saying so", got, isErr)
 			}
 		})
 	}

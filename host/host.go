@@ -455,11 +455,16 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	}
 	p := &mcp.CallToolParams{Name: t.def.Name, Arguments: args}
 	if cl, ok := tool.ClientFrom(ctx); ok {
-		// The caller listens: the server's progress and log messages
-		// about the call reach it.
+		// The caller listens: the server's log messages while the call
+		// runs reach it, and its progress about the call if the caller
+		// wants it (an MCP client that gave no progressToken does not;
+		// and a token in _meta makes each request's _meta new to the
+		// server).
 		token := s.calls.add(ctx, cl)
 		defer s.calls.remove(token)
-		p.Meta = &mcp.RequestMeta{ProgressToken: token}
+		if req, ok := mcp.Request(ctx); !ok || req.WantsProgress {
+			p.Meta = &mcp.RequestMeta{ProgressToken: token}
+		}
 	}
 	var res mcp.CallToolResult
 	err = sess.Call(ctx, mcp.MethodToolsCall, p, &res)

@@ -90,9 +90,14 @@ func newUpstream(t *testing.T) *upstream {
 	u := &upstream{srv: &mcp.Server{Info: mcp.Implementation{Name: "up", Version: "1"}}, started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
 	err := u.srv.AddTools(
 		tool.NewFunc(tool.Info{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"tenant":{"type":"string"}},"required":["message","tenant"]}`)},
-			func(_ context.Context, args json.RawMessage) (*tool.Result, error) { return tool.Text(string(args)), nil }),
+			func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+				return tool.Text(string(args)), nil
+			}),
 		tool.NewFunc(tool.Info{Name: "delete", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"token":{"type":"string"}}}`), Annotations: &tool.Annotations{ReadOnlyHint: ptr(true)}},
-			func(context.Context, json.RawMessage) (*tool.Result, error) { u.deletes.Add(1); return tool.Text("deleted"), nil }),
+			func(context.Context, json.RawMessage) (*tool.Result, error) {
+				u.deletes.Add(1)
+				return tool.Text("deleted"), nil
+			}),
 		tool.NewFunc(tool.Info{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
 				_ = tool.Progress(ctx, 1, 2, "halfway")

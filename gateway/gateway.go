@@ -73,9 +73,25 @@ func New(h *host.Host, srv *mcp.Server) *Gateway {
 		g.refresh[name] = make(chan struct{}, 1)
 	}
 	h.Client.LogLevel = mcp.LevelDebug
+	h.Client.Elicitation = elicit
 	h.ServerNotify = g.notified
 	srv.Tools().Use(g.Confirm)
 	return g
+}
+
+// elicit passes a server's question to the user of the client whose call
+// it asks about. A 2026-07-28 server asks within the call (input_required),
+// so ctx is the call's; a legacy server's request comes on its own, with
+// no call to tie it to, and is refused.
+func elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if p.Mode == "url" {
+		return nil, fmt.Errorf("the gateway passes on form elicitation only, not mode %q", p.Mode)
+	}
+	res, err := tool.Elicit(ctx, &tool.Elicitation{Message: p.Message, Schema: p.RequestedSchema})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ElicitResult{Action: res.Action, Content: res.Content}, nil
 }
 
 // notified hears a server's notifications: list changes of resources and

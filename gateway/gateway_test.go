@@ -98,6 +98,14 @@ func newUpstream(t *testing.T) *upstream {
 				u.deletes.Add(1)
 				return tool.Text("deleted"), nil
 			}),
+		tool.NewFunc(tool.Info{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
+				ans, err := tool.Elicit(ctx, &tool.Elicitation{Message: "your name?", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+				if err != nil {
+					return nil, err
+				}
+				return tool.Text(fmt.Sprintf("%s %v", ans.Action, ans.Content["name"])), nil
+			}),
 		tool.NewFunc(tool.Info{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
 				_ = tool.Progress(ctx, 1, 2, "halfway")
@@ -334,6 +342,25 @@ func TestConfirm(t *testing.T) {
 	sess := connect(t, srv, &mcp.Client{}, eras[0])
 	if got, isErr := callText(t, sess, "up__echo", `{"message":"m","tenant":"t"}`); isErr {
 		t.Errorf("up__echo: %s", got)
+	}
+}
+
+// A 2026-07-28 upstream's question during a call reaches the user of the
+// client that made it, whichever era that client speaks.
+func TestUpstreamElicits(t *testing.T) {
+	u := newUpstream(t)
+	srv := startGateway(t, map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{})}, eras[0])
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			var asked []string
+			sess := connect(t, srv, &mcp.Client{Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				asked = append(asked, p.Message)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+			}}, era)
+			if got, isErr := callText(t, sess, "up__ask", `{}`); isErr || got != "accept ada" || len(asked) == 0 || asked[0] != "your name?" {
+				t.Errorf("up__ask: %q (isError %v) after asking %q", got, isErr, asked)
+			}
+		})
 	}
 }
 

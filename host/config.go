@@ -92,6 +92,9 @@ type ServerConfig struct {
 	// Confirm names tools an agent asks about before running, though
 	// their annotations say they change nothing.
 	Confirm []string `json:"confirm,omitempty"`
+	// MaxResultBytes is the size above which a tool's result is kept
+	// behind a handle and the model shown a preview: see ResultBytes.
+	MaxResultBytes *ResultBytes `json:"maxResultBytes,omitempty"`
 
 	// OAuth configures the login to an HTTP server that asks for one (the
 	// MCP authorization flow): Claude Code's and Gemini CLI's "oauth"
@@ -199,7 +202,7 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // knownKeys are the server keys toolwire reads.
 var knownKeys = []string{"command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers", "type",
 	"include", "exclude", "disabledTools", "prefix", "timeout", "inject", "disabled", "allow", "alwaysAllow", "autoApprove", "confirm",
-	"oauth", "auth"}
+	"maxResultBytes", "oauth", "auth"}
 
 // otherAppKeys are server keys other apps document that mean nothing to
 // toolwire (approval lists, gallery metadata, ...): accepted in silence.

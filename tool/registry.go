@@ -29,6 +29,7 @@ type Registry struct {
 	mws      []Middleware
 	chain    Handler // mws around invoke; nil without middleware
 	watchers []func()
+	argFns   []ArgsFunc // see UseArgs
 	// asks: see AskMissing.
 	asks bool
 }
@@ -285,6 +286,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 	r.mu.RLock()
 	e, ok := r.entries[name]
 	chain := r.chain
+	argFns := r.argFns
 	mayAsk = mayAsk && r.asks
 	var unknown *UnknownToolError
 	if !ok {
@@ -296,6 +298,12 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 	r.mu.RUnlock()
 	if !ok {
 		return nil, unknown
+	}
+	for _, f := range argFns {
+		var err error
+		if args, err = f(ctx, e.tool, args); err != nil {
+			return nil, r.fatalIfDone(ctx, err)
+		}
 	}
 	c := Call{Name: e.name, Tool: e.tool}
 	if raw, ok := e.pipe.asWritten(args); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/agent"
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/provider"
+	"github.com/toolwire/toolwire/spill"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets"
 	"github.com/toolwire/toolwire/workflow"
@@ -150,6 +151,18 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	}
 	ts, err := o.tools.open(cmd)
 	if err != nil {
+		return nil, err
+	}
+	// Results over the budget are kept behind handles (res_…), which the
+	// model reads back or passes to any tool; outermost, so approval and
+	// recording see the call as the tool gets it.
+	results := &spill.Results{}
+	if ts.host != nil {
+		cfg := ts.host.Config
+		results.BudgetFor = func(c *tool.Call) int64 { return cfg.ResultBudget(c.Tool) }
+	}
+	if err := results.Install(ts.tools); err != nil {
+		ts.close()
 		return nil, err
 	}
 	policy := agent.Policy{Allow: o.allow, Approve: approve}

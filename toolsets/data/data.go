@@ -34,6 +34,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
 
 	"github.com/toolwire/toolwire/handle"
+	"github.com/toolwire/toolwire/internal/allowdir"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets"
 )
@@ -259,7 +260,7 @@ func (t *Toolset) valid(tb *Table) error {
 	// load_csv keeps the real path of a file it may read (readable): in
 	// the allowed directories, with no link nor .. in it.
 	f := tb.File
-	if !t.within(f.Path) {
+	if !t.dirs.Within(f.Path) {
 		return corrupt("file %.80q is not in the directories this server may use", f.Path)
 	}
 	if real, err := filepath.EvalSymlinks(f.Path); err == nil && real != f.Path {
@@ -283,9 +284,9 @@ func (*Table) HandleKind() handle.Kind {
 type Toolset struct {
 	db      *sql.DB
 	store   handle.Store
-	dirs    []string // absolute, symlinks resolved
-	dataDir string   // absolute, symlinks resolved; "" for tables in memory
-	tmpDir  string   // where DuckDB spills, removed by Close
+	dirs    allowdir.Dirs
+	dataDir string // absolute, symlinks resolved; "" for tables in memory
+	tmpDir  string // where DuckDB spills, removed by Close
 	bounds  bounds
 	tmpLock *os.File // held while the toolset is open (lockTemp)
 	spare   spare    // the next query's database, opened ahead
@@ -295,28 +296,17 @@ type Toolset struct {
 // allowed directories (and the data directory), with no network access,
 // no extension installs and no configuration changes after this.
 func Open(ctx context.Context, cfg Config) (*Toolset, error) {
-	dirs := cfg.Dirs
-	if len(dirs) == 0 {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("data: the working directory: %w", err)
-		}
-		dirs = []string{wd}
+	dirs, err := allowdir.Open(cfg.Dirs)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
 	}
 	b, err := newBounds(cfg)
 	if err != nil {
 		return nil, err
 	}
-	t := &Toolset{bounds: b}
-	for _, d := range dirs {
-		real, err := realDir(d)
-		if err != nil {
-			return nil, fmt.Errorf("data: allowed directory: %w", err)
-		}
-		t.dirs = append(t.dirs, real)
-	}
+	t := &Toolset{bounds: b, dirs: dirs}
 	if cfg.DataDir != "" {
-		real, err := realDir(cfg.DataDir)
+		real, err := allowdir.RealDir(cfg.DataDir)
 		if err != nil {
 			return nil, fmt.Errorf("data: data directory: %w", err)
 		}
@@ -364,22 +354,6 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		}
 	}
 	return t, nil
-}
-
-// realDir returns d absolute with symlinks resolved, and checks that it
-// is a directory.
-func realDir(d string) (string, error) {
-	abs, err := filepath.Abs(d)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", d, err)
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", d)
-	}
-	return abs, nil
 }
 
 // lockDown applies DuckDB's own safeguards: files only in the allowed

@@ -66,7 +66,7 @@ func (t *Toolset) loadCSV() tool.Tool {
 			"Delimiter, header, column types, quoting and a BOM are detected. "+
 			"The table is the file as it is now: if the file changes, load it again.",
 		false, func(ctx context.Context, in loadCSVIn) (TableInfo, error) {
-			real, fi, err := t.readable(in.Path)
+			real, fi, err := t.dirs.Readable(in.Path)
 			if err != nil {
 				return TableInfo{}, err
 			}
@@ -561,7 +561,7 @@ func (t *Toolset) saveParquet() tool.Tool {
 // save writes a table to a file next to the destination and renames it
 // into place, so that a failed save leaves the old file as it was.
 func (t *Toolset) save(ctx context.Context, in saveIn, format string) (Saved, error) {
-	real, err := t.writable(in.Path)
+	real, err := t.dirs.Writable(in.Path)
 	if err != nil {
 		return Saved{}, err
 	}

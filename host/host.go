@@ -43,6 +43,12 @@ type Host struct {
 	// for its name (toolwire's is "toolwire login %s"): a
 	// LoginRequiredError names it.
 	LoginCommand string
+	// HideOutputSchemas leaves the servers' output schemas out of their
+	// tools' Info (results are still checked against them). A gateway
+	// that keeps large structured content behind handles sets it: an MCP
+	// client rejects a result without the structured content a tool's
+	// output schema promises.
+	HideOutputSchemas bool
 	// ServerNotify, when set, receives each server's notifications with
 	// the server's name, after Client.Notify (a gateway relays list
 	// changes with it). It must not block for long.
@@ -412,6 +418,9 @@ func (t *RemoteTool) setup() {
 			if v, err := schema.Compile(t.def.OutputSchema); err == nil {
 				t.output = v
 			}
+		}
+		if t.srv.host.HideOutputSchemas {
+			t.info.OutputSchema = nil
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/host"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/spill"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/workflow"
 )
@@ -73,6 +74,15 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 		h.Stderr = stderr
 		h.Observe = eventLogger(stderr)
 	}
+	// Results over the budget are kept behind handles (res_…) the
+	// client's model reads back or passes to any tool, each caller its
+	// own; outermost, so that confirmation and recording see the call as
+	// the tool gets it.
+	results := &spill.Results{BudgetFor: func(c *tool.Call) int64 { return cfg.ResultBudget(c.Tool) }}
+	if err := results.Install(srv.Tools()); err != nil {
+		return nil, err
+	}
+	h.HideOutputSchemas = true // a result kept behind a handle has no structured content
 	gw := gateway.New(h, srv)
 	if o.record != "" {
 		srv.Tools().Use(recordTo(&workflow.Recorder{}, o.record, stderr))

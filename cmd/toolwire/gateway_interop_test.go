@@ -251,3 +251,47 @@ func inspectorCalls(t *testing.T, era, tr, cfg, root, bin, url string) {
 		}
 	}
 }
+
+// Issue 22's acceptance 1 through the gateway, with the TypeScript SDK
+// client as the host: server-filesystem reads a 5 MB CSV, the client gets
+// a preview and a handle, passes the handle as write_file's content, and
+// the file written equals the original byte for byte.
+func TestGatewaySpill(t *testing.T) {
+	cfg, root := gatewayConfig(t)
+	var csv bytes.Buffer
+	csv.WriteString("id,name,amount\n")
+	for i := 0; csv.Len() < 5<<20; i++ {
+		fmt.Fprintf(&csv, "%d,customer %d,%d.%02d\n", i, i%977, i%10007, i%100)
+	}
+	src, dst := filepath.Join(root, "big.csv"), filepath.Join(root, "copy.csv")
+	if err := os.WriteFile(src, csv.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := stageNodeScript(t, "gwclient.mjs")
+	addr, _ := serveHTTPWithLog(t, "--servers", "all", "--config", cfg)
+	calls := fmt.Sprintf(`[["filesystem__read_text_file", {"path": %q}], ["filesystem__write_file", {"path": %q, "content": "$HANDLE"}]]`, src, dst)
+	for _, tc := range []struct{ era, target []string }{
+		{[]string{"2026-07-28"}, []string{"http", "http://" + addr + "/mcp"}},
+		{[]string{"2025-11-25"}, []string{"stdio", build(t), "serve", "--servers", "all", "--config", cfg}},
+	} {
+		t.Run(tc.era[0]+" "+tc.target[0], func(t *testing.T) {
+			os.Remove(dst)
+			out, stderr := runNodeScript(t, []string{"CALLS=" + calls}, append([]string{script, tc.era[0], "none"}, tc.target...)...)
+			var got gwSummary
+			if err := json.Unmarshal([]byte(out), &got); err != nil || got.Error != "" || len(got.Calls) != 2 {
+				t.Fatalf("the client failed: %v %s\nstdout: %s\nstderr: %s", err, got.Error, out, stderr)
+			}
+			read, write := got.Calls[0], got.Calls[1]
+			if read.IsError || !strings.Contains(read.Text, "res_") || len(read.Text) > csv.Len()/100 {
+				t.Errorf("read_text_file showed the client %d bytes (the file has %d): %.300s", len(read.Text), csv.Len(), read.Text)
+			}
+			if write.IsError || write.Threw != "" {
+				t.Errorf("write_file with the handle: %s%s", write.Text, write.Threw)
+			}
+			copied, err := os.ReadFile(dst)
+			if err != nil || !bytes.Equal(copied, csv.Bytes()) {
+				t.Errorf("the file written (%d bytes, %v) is not the file read (%d bytes)", len(copied), err, csv.Len())
+			}
+		})
+	}
+}

@@ -9,7 +9,8 @@
 // initialize handshake). ELICIT is how the client answers elicitation:
 // accept, decline, or none (no elicitation capability). Each call in
 // CALLS (a JSON list of [name, arguments] in the environment) is made in
-// turn. The Go test in ../gateway_interop_test.go asserts on the output;
+// turn; an argument "$HANDLE" is replaced by the last result handle
+// (res_…) an earlier call's text showed. The Go test in ../gateway_interop_test.go asserts on the output;
 // it places a copy beside a node_modules link to the pinned packages.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -38,10 +39,14 @@ try {
   const { tools } = await client.listTools();
   out.tools = tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }));
   out.calls = [];
-  for (const [name, args] of calls) {
+  let handle = null;
+  for (const [name, rawArgs] of calls) {
+    const args = Object.fromEntries(Object.entries(rawArgs).map(([k, v]) => [k, v === '$HANDLE' ? handle : v]));
     try {
       const r = await client.callTool({ name, arguments: args });
-      out.calls.push({ name, isError: r.isError === true, text: (r.content ?? []).map((c) => c.text ?? '').join('\n') });
+      const text = (r.content ?? []).map((c) => c.text ?? '').join('\n');
+      handle = text.match(/res_[A-Za-z0-9_-]{22}/)?.[0] ?? handle;
+      out.calls.push({ name, isError: r.isError === true, text });
     } catch (err) {
       out.calls.push({ name, threw: String(err?.message ?? err) });
     }

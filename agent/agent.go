@@ -72,6 +72,10 @@ type Agent struct {
 	// the answer is complete. The answer's reasoning and text still reach
 	// OnEvent, as one EventReasoning and one EventText each.
 	NoStream bool
+	// ToolSearch says when and how the model searches the tools rather
+	// than being sent them all (by default: beyond 40 tools or 32 KiB of
+	// schemas).
+	ToolSearch ToolSearch
 	// OnEvent receives the run's events as they happen, on the goroutine
 	// that produced them (tool events of a turn may come from several at
 	// once), the progress (tool.Progress) and log messages (tool.Log) of
@@ -104,11 +108,15 @@ func (a *Agent) Run(ctx context.Context, history []model.Message) (*Result, erro
 	res := &Result{Messages: slices.Clone(history)}
 	failures := map[string]int{}
 	maxTurns := orDefault(a.MaxTurns, DefaultMaxTurns)
+	search := a.newSearchRun(history)
+	if search != nil {
+		ctx = context.WithValue(ctx, searchKey{}, search)
+	}
 	for turn := 0; ; turn++ {
 		if turn >= maxTurns {
 			return res, fmt.Errorf("agent: stopped after %d model requests without a final answer (raise MaxTurns, --max-turns, if the task needs more)", maxTurns)
 		}
-		req := &model.Request{System: a.System, Messages: res.Messages, Tools: a.toolSpecs(), MaxTokens: a.MaxTokens}
+		req := &model.Request{System: a.System, Messages: res.Messages, Tools: a.offered(search), MaxTokens: a.MaxTokens}
 		resp, err := a.generate(ctx, req)
 		if err != nil {
 			return res, fmt.Errorf("agent: turn %d: %w", turn+1, err)
@@ -286,7 +294,11 @@ func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolRes
 	if a.OnEvent != nil || a.Elicit != nil || a.Sample != nil {
 		ctx = tool.WithClient(ctx, &callClient{a: a, call: call})
 	}
-	res, err := a.call(ctx, call)
+	res, refs, searched := searchRunOf(ctx).intercept(ctx, call)
+	var err error
+	if !searched {
+		res, err = a.call(ctx, call)
+	}
 	if err != nil && errors.Is(err, tool.ErrFatal) {
 		a.emit(Event{Type: EventToolEnd, CallID: call.ID, Tool: call.Name, Duration: time.Since(start), Err: err.Error(), IsError: true})
 		return model.ToolResult{CallID: call.ID, Name: call.Name, Text: err.Error(), IsError: true}, fmt.Errorf("agent: tool %s: %w", call.Name, err)
@@ -295,7 +307,7 @@ func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolRes
 		res = tool.ErrorResult(err)
 	}
 	v := res.ForModel()
-	out := model.ToolResult{CallID: call.ID, Name: call.Name, Text: v.Text, IsError: v.IsError}
+	out := model.ToolResult{CallID: call.ID, Name: call.Name, Text: v.Text, IsError: v.IsError, ToolRefs: refs}
 	for _, att := range v.Attachments {
 		if att.Type == tool.TypeImage {
 			out.Images = append(out.Images, model.Image{MimeType: att.MimeType, Data: att.Data})

@@ -102,6 +102,11 @@ type ToolResult struct {
 	Text    string
 	Images  []Image
 	IsError bool
+	// ToolRefs names tools this result loads, for a model whose API
+	// defers tools (see Deferrer): its adapter sends references that the
+	// API expands into the tools' definitions, in place of Text. Other
+	// adapters send Text and ignore ToolRefs.
+	ToolRefs []string
 }
 
 // ToolSpec describes a tool to the model.
@@ -110,6 +115,22 @@ type ToolSpec struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments (an object).
 	Parameters json.RawMessage
+	// Deferred asks an adapter whose API defers tools (see Deferrer) to
+	// send the tool without showing it to the model until a tool result
+	// references it (ToolResult.ToolRefs). Set it only for such a model.
+	Deferred bool
+}
+
+// Deferrer is a Model whose API can be sent tools that the model is not
+// shown until a tool result references them (Anthropic's defer_loading
+// and tool_reference blocks): the tools' definitions stay out of the
+// model's context, and the request's list of tools stays the same from
+// turn to turn, so its prompt cache holds. The agent's tool search uses
+// it when asked to (agent.ToolSearch.Native).
+type Deferrer interface {
+	Model
+	// DefersTools reports whether the model's requests can defer tools.
+	DefersTools() bool
 }
 
 // ToolChoice says whether the model must, may or must not call tools.

@@ -42,7 +42,9 @@ FILE writes the conversation's tool calls as a workflow (toolwire workflow
 run FILE replays them without a model), /exit (or Ctrl-D) leaves. On a terminal, lines can be edited and the arrows walk
 the history; elsewhere (a pipe, NO_COLOR) the output is plain.
 
-The model comes from --model or $TOOLWIRE_MODEL: see toolwire run --help.`,
+With many tools the model searches them (--tool-search; the tools already
+called stay loaded). The model comes from --model or $TOOLWIRE_MODEL: see
+toolwire run --help.`,
 		Args: withUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := newChat(cmd, &o)
@@ -113,7 +115,7 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		c.in.Buffer(make([]byte, 64<<10), 1<<20)
 	}
 	r.tools.Use(c.rec.Middleware())
-	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit}
+	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit, ToolSearch: r.search}
 	// A call that leaves out a required argument asks the user for it.
 	r.tools.AskMissing(true)
 	return c, nil

@@ -24,7 +24,8 @@ import (
 // The test binary doubles as an MCP server for the CLI to start: with
 // TOOLWIRE_TEST_SERVER set it serves the calc tools over stdio, after
 // creating the file $TOOLWIRE_TEST_MARKER (to show it ran) and sleeping
-// $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers. With
+// $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers, in mode "many"
+// it serves 500 generated tools too (manyTools). With
 // TOOLWIRE_TEST_BROWSER set, it is the browser of the login tests (see
 // testBrowser).
 func TestMain(m *testing.M) {
@@ -63,6 +64,9 @@ func testServer(mode string) int {
 	srv, _, err := newToolServer(serveOptions{}, nil)
 	if err == nil && mode == "notes" {
 		err = srv.AddTools(noteTool())
+	}
+	if err == nil && mode == "many" {
+		err = srv.AddTools(manyTools()...)
 	}
 	if err != nil || srv.ServeStream(context.Background(), os.Stdin, os.Stdout) != nil {
 		return 1

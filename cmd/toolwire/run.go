@@ -32,6 +32,7 @@ type agentOptions struct {
 	allow    []string
 	maxTurns int
 	system   string
+	search   searchOptions
 }
 
 func (o *agentOptions) flags(cmd *cobra.Command) {
@@ -44,6 +45,7 @@ func (o *agentOptions) flags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable; a server's \"allow\" in the config does the same)")
 	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")
 	f.StringVar(&o.system, "system", "", "the system prompt")
+	o.search.flags(cmd)
 }
 
 func providerNames() string {
@@ -130,7 +132,8 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 // runSession is what a run needs: the model and the tools.
 type runSession struct {
 	*toolSession
-	model model.Model
+	model  model.Model
+	search agent.ToolSearch
 }
 
 // open opens the model (first, so a missing key is said at once) and the
@@ -144,6 +147,10 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	}
 	if spec == "" {
 		return nil, &usageError{cmd: cmd, err: fmt.Errorf("no model: pass --model provider:model or set TOOLWIRE_MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3")}
+	}
+	search, err := o.search.config(cmd)
+	if err != nil {
+		return nil, err
 	}
 	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
 	if err != nil {
@@ -176,7 +183,7 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 		policy.Approve = func(context.Context, *tool.Call) (bool, error) { return true, nil }
 	}
 	ts.tools.Use(agent.Approval(policy))
-	return &runSession{toolSession: ts, model: m}, nil
+	return &runSession{toolSession: ts, model: m, search: search}, nil
 }
 
 func newRunCmd(g *globalOptions) *cobra.Command {
@@ -191,6 +198,10 @@ the tools of your configured MCP servers. The model calls tools until it can
 answer; the answer streams to stdout as it arrives, while each tool call and
 the token usage go to stderr. With --json, stdout gets the run's events as
 JSON lines instead (text, reasoning, tool_start, tool_end, usage, answer).
+
+With many tools (beyond 40, or 32 KiB of schemas: --tool-search and its
+thresholds), the model is sent a search tool and the tools it finds rather
+than every tool's schema.
 
 Run asks nobody: tools that may change things (by their annotations) are
 refused unless --yes or --allow lets them run. The exit status is 1 when the
@@ -224,7 +235,7 @@ and base URL from the variables its vendor's own SDK reads:
 			if record != "" {
 				r.tools.Use(rec.Middleware())
 			}
-			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns}
+			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, ToolSearch: r.search}
 			var printer *runPrinter
 			if asJSON {
 				enc := json.NewEncoder(stdout)

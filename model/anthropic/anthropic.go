@@ -4,7 +4,9 @@
 // tool_use blocks and their results tool_result blocks (all results of a
 // turn in one user message, before any text, with is_error); thinking and
 // redacted_thinking blocks are kept with their signature and sent back as
-// they came. Streams are read event by event (message_start,
+// they came. Tools marked Deferred are sent with defer_loading, and a
+// result's ToolRefs as tool_reference blocks, which the API expands into
+// the tools' definitions (Anthropic's client-side tool search). Streams are read event by event (message_start,
 // content_block_start/delta/stop with text, thinking, signature and
 // input_json deltas, message_delta with the cumulative usage, ping, and
 // an error event in the middle of a stream, which becomes an
@@ -20,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
@@ -62,6 +65,20 @@ type Model struct {
 	// without encoding it again (see package wirecache).
 	messages wirecache.Messages[encoded]
 	envelope wirecache.Envelopes[settings]
+}
+
+// DefersTools reports whether the model takes deferred tools
+// (defer_loading, and tool_reference blocks in tool results, which the API
+// expands into the tools' definitions): Claude's models from the 4.5
+// generation on do; older ones (claude-3…, claude-sonnet-4 and
+// claude-opus-4 and 4.1) do not. See model.Deferrer.
+func (m *Model) DefersTools() bool {
+	for _, old := range []string{"claude-2", "claude-instant", "claude-3", "claude-sonnet-4-0", "claude-sonnet-4-2", "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-2"} {
+		if strings.HasPrefix(m.Name, old) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Model) endpoint() *model.Endpoint {
@@ -110,6 +127,9 @@ type wireTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// DeferLoading keeps the tool out of the model's context until a
+	// tool_reference block names it.
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 type wireToolChoice struct {
@@ -133,6 +153,8 @@ type wireBlock struct {
 	ToolUseID string      `json:"tool_use_id,omitempty"`
 	Content   []wireBlock `json:"content,omitempty"`
 	IsError   bool        `json:"is_error,omitempty"`
+	// tool_reference (in a tool_result's content)
+	ToolName string `json:"tool_name,omitempty"`
 	// thinking, redacted_thinking
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
@@ -199,7 +221,7 @@ func (m *Model) newEnvelope(req *model.Request, stream bool) (wirecache.Envelope
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema, DeferLoading: t.Deferred})
 	}
 	if len(req.Tools) > 0 {
 		switch req.ToolChoice {
@@ -247,7 +269,10 @@ func encodeMessage(msgs []model.Message, i int) (encoded, error) {
 		e.results = true
 		for _, r := range msg.ToolResults {
 			b := wireBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
-			if r.Text != "" {
+			for _, name := range r.ToolRefs {
+				b.Content = append(b.Content, wireBlock{Type: "tool_reference", ToolName: name})
+			}
+			if r.Text != "" && len(r.ToolRefs) == 0 {
 				b.Content = append(b.Content, textBlock(r.Text))
 			}
 			b.Content = append(b.Content, imageBlocks(r.Images)...)

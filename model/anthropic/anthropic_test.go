@@ -185,6 +185,36 @@ func TestGenerate(t *testing.T) {
 			StopReason: model.StopEnd,
 			Usage:      model.Usage{InputTokens: 12 + 100 + 2048, OutputTokens: 9, CachedTokens: 2048},
 		},
+	}, {
+		name:  "tool search: deferred tools with defer_loading, a search's result as tool_reference blocks (its text left out), a result without references as text",
+		reply: wiretest.Reply{File: "tool_use.json"},
+		req: &model.Request{
+			Messages: []model.Message{
+				{Role: model.RoleUser, Text: "Weather in Paris?"},
+				{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+					{ID: "toolu_s1", Name: "search_tools", Arguments: json.RawMessage(`{"query":"weather"}`)},
+					{ID: "toolu_s2", Name: "search_tools", Arguments: json.RawMessage(`{"query":"zebra"}`)},
+				}},
+				{Role: model.RoleTool, ToolResults: []model.ToolResult{
+					{CallID: "toolu_s1", Name: "search_tools", Text: "2 of 3 tools match: get_weather, get_time", ToolRefs: []string{"get_weather", "get_time"}},
+					{CallID: "toolu_s2", Name: "search_tools", Text: `No tool matches "zebra".`},
+				}},
+			},
+			Tools: []model.ToolSpec{
+				{Name: "search_tools", Description: "Finds tools.", Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
+				{Name: "get_weather", Description: "Current weather in a city.", Parameters: weatherSchema, Deferred: true},
+				{Name: "get_time", Description: "The time now.", Deferred: true},
+			},
+		},
+		wantRequest: "tool_search.request.json",
+		want: &model.Response{
+			Message: model.Message{Text: "I'll check both cities.", ToolCalls: []model.ToolCall{
+				{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "unit": "celsius"}`)},
+				{ID: "toolu_01B19r01rx01mr028946mr0", Name: "get_time", Arguments: json.RawMessage(`{}`)},
+			}},
+			StopReason: model.StopToolCalls,
+			Usage:      model.Usage{InputTokens: 472, OutputTokens: 91},
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,5 +344,18 @@ func TestReuse(t *testing.T) {
 			newModel := func() model.Model { return &anthropic.Model{Name: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "k"} }
 			wiretest.CheckReuse(t, srv, newModel(), newModel, stream)
 		})
+	}
+}
+
+// TestDefersTools: the models from Claude 4.5 on take deferred tools.
+func TestDefersTools(t *testing.T) {
+	for name, want := range map[string]bool{
+		"claude-sonnet-4-5": true, "claude-sonnet-4-5-20250929": true, "claude-opus-4-6": true, "claude-haiku-4-5-20251001": true, "claude-sonnet-5": true,
+		"claude-3-7-sonnet-latest": false, "claude-sonnet-4-20250514": false, "claude-opus-4-1-20250805": false, "claude-opus-4-0": false,
+	} {
+		var m model.Model = &anthropic.Model{Name: name}
+		if d, ok := m.(model.Deferrer); !ok || d.DefersTools() != want {
+			t.Errorf("%s: DefersTools() = %v, want %v", name, ok && d.DefersTools(), want)
+		}
 	}
 }

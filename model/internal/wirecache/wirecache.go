@@ -145,6 +145,7 @@ func snapshot(m model.Message) model.Message {
 		m.ToolResults = slices.Clone(m.ToolResults)
 		for i := range m.ToolResults {
 			m.ToolResults[i].Images = slices.Clone(m.ToolResults[i].Images)
+			m.ToolResults[i].ToolRefs = slices.Clone(m.ToolResults[i].ToolRefs)
 		}
 	}
 	return m
@@ -174,7 +175,7 @@ func same(a, b *model.Message) bool {
 	}
 	for i := range a.ToolResults {
 		x, y := &a.ToolResults[i], &b.ToolResults[i]
-		if x.CallID != y.CallID || x.Name != y.Name || x.Text != y.Text || x.IsError != y.IsError || len(x.Images) != len(y.Images) {
+		if x.CallID != y.CallID || x.Name != y.Name || x.Text != y.Text || x.IsError != y.IsError || len(x.Images) != len(y.Images) || !slices.Equal(x.ToolRefs, y.ToolRefs) {
 			return false
 		}
 		for j := range x.Images {
@@ -232,7 +233,7 @@ func sameTools(a, b []model.ToolSpec) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || a[i].Deferred != b[i].Deferred || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
 			return false
 		}
 	}

@@ -48,7 +48,7 @@ func history() []model.Message {
 			{ID: "c1", Name: "weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
 			{ID: "c2", Name: "weather", Arguments: json.RawMessage(`{"city":"Lyon"}`)},
 		}},
-		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c1", Text: "snow"}, {CallID: "c2", Text: "sun", Images: []model.Image{{MimeType: "image/png", Data: "BBBB"}}}}},
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c1", Text: "snow", ToolRefs: []string{"weather"}}, {CallID: "c2", Text: "sun", Images: []model.Image{{MimeType: "image/png", Data: "BBBB"}}}}},
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c3", Name: "time", Arguments: json.RawMessage(`{}`)}}},
 		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c3", Name: "time", Text: "noon"}}},
 	}
@@ -75,6 +75,7 @@ func TestMessages(t *testing.T) {
 		{"text edited in place", func(h []model.Message) []model.Message { h[0].Text = "rain?"; return h }, 5},
 		{"a result's text edited in place", func(h []model.Message) []model.Message { h[2].ToolResults[1].Text = "fog"; return h }, 3},
 		{"a result's error flag edited in place", func(h []model.Message) []model.Message { h[4].ToolResults[0].IsError = true; return h }, 1},
+		{"a result's tool references edited in place", func(h []model.Message) []model.Message { h[2].ToolResults[0].ToolRefs[0] = "other"; return h }, 3},
 		{"arguments edited in place, same length", func(h []model.Message) []model.Message {
 			copy(h[1].ToolCalls[0].Arguments[9:], "Rome")
 			return h
@@ -190,6 +191,7 @@ func TestEnvelopes(t *testing.T) {
 		{"a copy of the tools", func() { tools = slices.Clone(tools) }, set{"b"}, false},
 		{"a schema edited in place", func() { copy(tools[0].Parameters[9:], "string") }, set{"b"}, true},
 		{"a description changed", func() { tools[0].Description = "The weather." }, set{"b"}, true},
+		{"a tool deferred", func() { tools[0].Deferred = true }, set{"b"}, true},
 		{"a tool more", func() { tools = append(tools, model.ToolSpec{Name: "time"}) }, set{"b"}, true},
 	}
 	for _, st := range steps {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -588,6 +589,78 @@ func TestUpstreamFailures(t *testing.T) {
 			}, func() string { return again })
 			if again == first {
 				t.Errorf("bad__ok answered %q by the same process after it died", again)
+			}
+		})
+	}
+}
+
+// With more tools than the threshold, a client lists the search tool and
+// the tools always shown; what it finds by searching is listed to it
+// (after a list_changed), not to another client; every tool stays
+// callable by name.
+func TestSearchTools(t *testing.T) {
+	u := newUpstream(t)
+	for i := range 60 {
+		name := fmt.Sprintf("gadget%02d", i)
+		desc := fmt.Sprintf("Frobnicates widget number %d", i)
+		if i == 42 {
+			desc = "Converts temperatures between celsius and fahrenheit"
+		}
+		if err := u.srv.AddTools(tool.NewFunc(tool.Info{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text(name + " ran"), nil })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := host.New(&host.Config{Servers: map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{Name: "up"})}, Path: "test.json"})
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "gateway", Version: "1"}}
+	g := gateway.New(h, srv)
+	if err := g.SearchTools(10, []string{"up__echo"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); h.Close() })
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names := func(sess *mcp.ClientSession) []string {
+		tools, err := sess.ListTools(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range tools {
+			out = append(out, tl.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			var changed atomic.Int32
+			a := connect(t, srv, &mcp.Client{Notify: func(method string, _ json.RawMessage) {
+				if method == mcp.NotificationToolsListChanged {
+					changed.Add(1)
+				}
+			}}, era)
+			b := connect(t, srv, &mcp.Client{}, era)
+			if got := names(a); !slices.Equal(got, []string{"search_tools", "up__echo"}) {
+				t.Fatalf("first listing: %v, want the search tool and up__echo", got)
+			}
+			got, isErr := callText(t, a, "search_tools", `{"query":"convert celsius to fahrenheit","limit":3}`)
+			if isErr || !strings.Contains(got, "up__gadget42") {
+				t.Fatalf("search: %q", got)
+			}
+			if era == eras[1] {
+				waitFor(t, func() bool { return changed.Load() > 0 }, func() string { return "no tools/list_changed after the search" })
+			}
+			if got := names(a); !slices.Contains(got, "up__gadget42") || len(got) > 5 {
+				t.Errorf("after the search, the client lists %v: want up__gadget42 among a few", got)
+			}
+			if got := names(b); slices.Contains(got, "up__gadget42") {
+				t.Errorf("another client lists what the first found: %v", got)
+			}
+			if got, isErr := callText(t, b, "up__gadget07", `{}`); isErr || got != "gadget07 ran" {
+				t.Errorf("a tool not listed is not callable by name: %q", got)
 			}
 		})
 	}

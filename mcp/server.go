@@ -129,6 +129,12 @@ type Server struct {
 	// close it at any time); an HTTP+SSE session ends with its stream, so
 	// its stream is not closed while a request of it runs.
 	StreamIdleTimeout time.Duration
+	// ToolFilter, when set, chooses the tools a tools/list shows, from
+	// all those registered; ctx is the request's (tool.CallerFrom names
+	// the caller). tools/call still reaches every registered tool. A
+	// gateway offering tool search shows a few tools and those each
+	// caller found.
+	ToolFilter func(ctx context.Context, tools []tool.Tool) []tool.Tool
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into

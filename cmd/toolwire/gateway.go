@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/toolwire/toolwire/agent"
 	"github.com/toolwire/toolwire/gateway"
 	"github.com/toolwire/toolwire/host"
 	"github.com/toolwire/toolwire/mcp"
@@ -27,11 +28,18 @@ type gatewayOptions struct {
 	servers []string // "all", or names
 	record  string
 	host    hostOptions // --config
+	// Tool search: --tool-search, --tool-search-max-tools, --tool-search-load.
+	search     string
+	searchMax  int
+	searchLoad []string
 }
 
 func (o *gatewayOptions) addFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.servers, "servers", nil, "serve the configured MCP servers too, as one server (a gateway): all, or names (comma-separated); tools are named server__tool, as toolwire tools lists them")
 	f.StringVar(&o.host.config, "config", "", "with --servers: the configuration file (default $TOOLWIRE_CONFIG, ~/.config/toolwire/mcp.json, else another app's: see toolwire help config)")
+	f.StringVar(&o.search, "tool-search", "auto", "with --servers: list a search tool instead of every tool: auto (beyond --tool-search-max-tools), on, or off; each client lists the tools it found, and calls any tool by name")
+	f.IntVar(&o.searchMax, "tool-search-max-tools", agent.DefaultSearchMaxTools, "with --tool-search=auto: search beyond this many tools")
+	f.StringSliceVar(&o.searchLoad, "tool-search-load", nil, "with --servers: tools always listed when searching (repeatable)")
 	f.StringVar(&o.record, "record", "", "with --servers: write every tool call that succeeds through the server as a workflow to this file (rewritten after each call), to replay with toolwire workflow run")
 }
 
@@ -45,6 +53,12 @@ func (o gatewayOptions) check() error {
 			return errors.New("--record is for --servers: it records the calls made through the gateway")
 		}
 		return nil
+	}
+	if o.search != "auto" && o.search != "on" && o.search != "off" {
+		return fmt.Errorf("--tool-search is auto, on or off, not %q", o.search)
+	}
+	if o.searchMax < 1 {
+		return fmt.Errorf("--tool-search-max-tools %d: use 1 or more (or --tool-search=on to always search)", o.searchMax)
 	}
 	if slices.Contains(o.servers, "all") && len(o.servers) > 1 {
 		return fmt.Errorf("--servers %s: give all, or names, not both", strings.Join(o.servers, ","))
@@ -84,6 +98,15 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 	}
 	h.HideOutputSchemas = true // a result kept behind a handle has no structured content
 	gw := gateway.New(h, srv)
+	switch o.search {
+	case "auto":
+		err = gw.SearchTools(o.searchMax, o.searchLoad)
+	case "on":
+		err = gw.SearchTools(0, o.searchLoad)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if o.record != "" {
 		srv.Tools().Use(recordTo(&workflow.Recorder{}, o.record, stderr))
 	}

@@ -163,8 +163,13 @@ once the client's user accepts, asked by elicitation; a client that cannot
 be asked is refused. Stdio servers that die are restarted; list changes,
 progress and log messages reach the clients, and a client that cancels a
 call, or goes away during it, cancels it on the server. HTTP servers use
-the logins made with toolwire login. --record FILE writes every call that
-succeeds as a workflow that toolwire workflow run replays with no model.
+the logins made with toolwire login. Results over 16 KiB (or a server's
+"maxResultBytes") are kept behind handles (res_…) that read_result,
+query_result and save_result read back and any tool takes as an argument.
+Beyond 40 tools (--tool-search-max-tools), clients list search_tools
+instead, and each then lists the tools it found. --record FILE writes
+every call that succeeds as a workflow that toolwire workflow run replays
+with no model.
 
 With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,

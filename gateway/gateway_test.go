@@ -171,6 +171,12 @@ type counting struct {
 }
 
 func (c *counting) Connect(ctx context.Context) (mcp.ClientConn, error) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n["connect"]++
+	c.mu.Unlock()
 	conn, err := c.ClientTransport.Connect(ctx)
 	return countingConn{conn, c}, err
 }
@@ -350,7 +356,8 @@ func TestConfirm(t *testing.T) {
 // client that made it, whichever era that client speaks.
 func TestUpstreamElicits(t *testing.T) {
 	u := newUpstream(t)
-	srv := startGateway(t, map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{})}, eras[0])
+	up := &counting{ClientTransport: &mcp.InMemoryTransport{Server: u.srv}}
+	srv := startGateway(t, map[string]*host.ServerConfig{"up": {Transport: up}}, eras[0])
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			var asked []string
@@ -360,6 +367,9 @@ func TestUpstreamElicits(t *testing.T) {
 			}}, era)
 			if got, isErr := callText(t, sess, "up__ask", `{}`); isErr || got != "accept ada" || len(asked) == 0 || asked[0] != "your name?" {
 				t.Errorf("up__ask: %q (isError %v) after asking %q", got, isErr, asked)
+			}
+			if n := up.count("connect"); n != 1 {
+				t.Errorf("the gateway connected to the upstream %d times: asking its client for input broke the connection", n)
 			}
 		})
 	}
@@ -493,7 +503,7 @@ func listChangedLoop(t *testing.T, upEra string) {
 	u := newUpstream(t)
 	up := &counting{ClientTransport: &mcp.InMemoryTransport{Server: u.srv}}
 	srv := startGateway(t, map[string]*host.ServerConfig{"up": {Transport: up}}, upEra)
-	toolLists, promptLists := up.count(mcp.MethodToolsList), up.count(mcp.MethodPromptsList)
+	promptLists := up.count(mcp.MethodPromptsList)
 	var toolsChanged, promptsChanged atomic.Int32
 	c := &mcp.Client{Notify: func(method string, _ json.RawMessage) {
 		switch method {
@@ -514,7 +524,7 @@ func listChangedLoop(t *testing.T, upEra string) {
 	if n := toolsChanged.Swap(0); n != 0 {
 		t.Errorf("%d tools list_changed sent downstream, though the upstream's tools never changed", n)
 	}
-	toolLists = up.count(mcp.MethodToolsList)
+	toolLists := up.count(mcp.MethodToolsList)
 	// The upstream's tools change as fast as it can tell (each change a
 	// list_changed), and it tells of unchanged prompts too.
 	extra := tool.NewFunc(tool.Info{Name: "extra"}, func(context.Context, json.RawMessage) (*tool.Result, error) { return tool.Text(""), nil })

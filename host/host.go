@@ -209,10 +209,13 @@ func (s *server) ok() {
 }
 
 // isTransportError tells a failed connection from an answer: JSON-RPC
-// errors are answers, and so is running out of time.
+// errors are answers, and so is running out of time; so is the caller's
+// asking its own client for input (mcp.ErrInputRequired: a gateway's
+// 2026-07-28 client answers a server's question by making the call
+// again).
 func isTransportError(ctx context.Context, err error) bool {
 	var rpcErr *jsonrpc.Error
-	return err != nil && !errors.As(err, &rpcErr) && ctx.Err() == nil
+	return err != nil && !errors.As(err, &rpcErr) && !errors.Is(err, mcp.ErrInputRequired) && ctx.Err() == nil
 }
 
 // listTools returns the server's tools, from cache unless a list_changed

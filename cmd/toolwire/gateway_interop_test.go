@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/testas"
 	"github.com/toolwire/toolwire/internal/testpeers"
+	"github.com/toolwire/toolwire/mcp"
 )
 
 // gatewayConfig configures the three reference servers as upstreams: the
@@ -293,5 +297,63 @@ func TestGatewaySpill(t *testing.T) {
 				t.Errorf("the file written (%d bytes, %v) is not the file read (%d bytes)", len(copied), err, csv.Len())
 			}
 		})
+	}
+}
+
+// With --auth-issuer, each caller of the gateway is the user of its access
+// token, and the result handles a user's calls made are theirs: another
+// user can neither read one nor pass it to a tool.
+func TestGatewayHandlesPerUser(t *testing.T) {
+	cfg, root := gatewayConfig(t)
+	big := strings.Repeat("a line of the file that alice reads\n", 3000) // over the 16 KiB budget
+	src := filepath.Join(root, "alice.txt")
+	if err := os.WriteFile(src, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const aud = "http://toolwire.test/mcp"
+	as := testas.New(t, aud)
+	addr, _ := serveHTTPWithLog(t, "--servers", "filesystem", "--config", cfg, "--auth-issuer", as.URL, "--auth-audience", aud)
+	session := func(user string) *mcp.ClientSession {
+		tr := &mcp.HTTPTransport{URL: "http://" + addr + "/mcp", Header: http.Header{"Authorization": {"Bearer " + as.Token(t, user, nil)}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		sess, err := (&mcp.Client{Info: mcp.Implementation{Name: user, Version: "1"}}).Connect(ctx, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sess.Close() })
+		return sess
+	}
+	call := func(sess *mcp.ClientSession, name, args string) (string, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := sess.CallTool(ctx, name, json.RawMessage(args))
+		if err != nil {
+			return err.Error(), true
+		}
+		var texts []string
+		for _, c := range res.Content {
+			texts = append(texts, c.Text)
+		}
+		return strings.Join(texts, "\n"), res.IsError
+	}
+	alice, bob := session("alice"), session("bob")
+	got, isErr := call(alice, "filesystem__read_text_file", fmt.Sprintf(`{"path": %q}`, src))
+	h := regexp.MustCompile(`res_[A-Za-z0-9_-]{22}`).FindString(got)
+	if isErr || h == "" || len(got) > len(big)/4 {
+		t.Fatalf("alice's read: %d bytes (isError %v), want a preview with a handle: %.300s", len(got), isErr, got)
+	}
+	if got, isErr := call(alice, "read_result", fmt.Sprintf(`{"handle": %q, "start_line": 2, "end_line": 2}`, h)); isErr || !strings.Contains(got, "a line of the file that alice reads") {
+		t.Errorf("alice reads her handle: %q (isError %v)", got, isErr)
+	}
+	if got, isErr := call(bob, "read_result", fmt.Sprintf(`{"handle": %q}`, h)); !isErr || strings.Contains(got, "alice reads") || !strings.Contains(got, "handle") {
+		t.Errorf("bob read alice's handle: %q (isError %v)", got, isErr)
+	}
+	dst := filepath.Join(root, "bob.txt")
+	if got, isErr := call(bob, "filesystem__write_file", fmt.Sprintf(`{"path": %q, "content": %q}`, dst, h)); !isErr || !strings.Contains(got, "handle") {
+		t.Errorf("bob passed alice's handle to write_file: %q", got)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("bob's write_file with alice's handle wrote a file")
 	}
 }

@@ -145,7 +145,7 @@ func ptr[T any](v T) *T { return &v }
 // gateway, and returns its server.
 // The gateway speaks to its upstreams in the era upEra ("": the newest
 // they speak).
-func startGateway(t *testing.T, cfgs map[string]*host.ServerConfig, upEra string) *mcp.Server {
+func startGateway(t testing.TB, cfgs map[string]*host.ServerConfig, upEra string) *mcp.Server {
 	t.Helper()
 	for name, sc := range cfgs {
 		sc.Name = name
@@ -214,7 +214,7 @@ var eras = []string{"2026-07-28", "2025-11-25"}
 
 // connect opens a downstream client's session with the gateway, in
 // memory (as over stdio).
-func connect(t *testing.T, srv *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
+func connect(t testing.TB, srv *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	return connectOver(t, &mcp.InMemoryTransport{Server: srv}, c, version)
 }
@@ -228,7 +228,7 @@ func connectHTTP(t *testing.T, srv *mcp.Server, c *mcp.Client, version string) *
 	return connectOver(t, &mcp.HTTPTransport{URL: hs.URL}, c, version)
 }
 
-func connectOver(t *testing.T, tr mcp.ClientTransport, c *mcp.Client, version string) *mcp.ClientSession {
+func connectOver(t testing.TB, tr mcp.ClientTransport, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	c.Info = mcp.Implementation{Name: "downstream", Version: "1"}
 	c.ProtocolVersion = version

@@ -18,7 +18,9 @@ func Example() {
 	weather := &mcp.Server{Info: mcp.Implementation{Name: "weather", Version: "1"}}
 	_ = weather.AddTools(tool.NewFunc(tool.Info{Name: "forecast", InputSchema: json.RawMessage(
 		`{"type":"object","properties":{"city":{"type":"string"},"api_key":{"type":"string"}},"required":["city","api_key"]}`)},
-		func(_ context.Context, args json.RawMessage) (*tool.Result, error) { return tool.Text(string(args)), nil }))
+		func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			return tool.Text(string(args)), nil
+		}))
 
 	h := host.New(&host.Config{Path: "example", Servers: map[string]*host.ServerConfig{
 		"weather": {Name: "weather", Transport: &mcp.InMemoryTransport{Server: weather},

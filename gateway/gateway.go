@@ -59,7 +59,9 @@ const relistEvery = 30 * time.Second
 // sets h.ServerNotify and asks h's servers for log messages of every
 // level (srv passes on to each client those at or above the level it
 // asked for), so call it before h connects to a server. The calls of tools
-// a server's "confirm" list names ask the client first (see Confirm).
+// a server's "confirm" list names ask the client's user first, by
+// elicitation, and run only on accept; a client that cannot be asked is
+// refused.
 func New(h *host.Host, srv *mcp.Server) *Gateway {
 	g := &Gateway{
 		host: h, srv: srv, confirm: map[string]string{},
@@ -75,7 +77,7 @@ func New(h *host.Host, srv *mcp.Server) *Gateway {
 	h.Client.LogLevel = mcp.LevelDebug
 	h.Client.Elicitation = elicit
 	h.ServerNotify = g.notified
-	srv.Tools().Use(g.Confirm)
+	srv.Tools().Use(g.ask)
 	return g
 }
 
@@ -122,9 +124,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, name := range g.host.ServerNames() {
 		wg.Add(1)
-		first := make(chan struct{})
-		go g.follow(ctx, name, func() { close(first) })
-		go func() { defer wg.Done(); <-first }()
+		go g.follow(ctx, name, wg.Done)
 	}
 	wg.Wait()
 	return err
@@ -254,13 +254,13 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // maxShownArgs bounds the arguments a confirmation shows.
 const maxShownArgs = 500
 
-// Confirm is the gateway's registry middleware (New adds it) that asks the
+// ask is the gateway's registry middleware (New adds it) that asks the
 // calling client's user, by elicitation, before a tool its server's
 // "confirm" list names runs: the call goes on only when the user accepts.
 // A decline is a tool error the model reads; a client that cannot be
 // asked (no elicitation capability) gets a tool error saying so, and the
 // tool does not run.
-func (g *Gateway) Confirm(next tool.Handler) tool.Handler {
+func (g *Gateway) ask(next tool.Handler) tool.Handler {
 	return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
 		server, ask := g.confirm[c.Name]
 		if !ask {

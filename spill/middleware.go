@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -10,14 +11,17 @@ import (
 )
 
 // Middleware returns the registry middleware that keeps a result over
-// its call's budget behind handles: the largest parts first (text blocks,
-// embedded resources, structured content), each behind a handle of its
-// own, until what is left fits the budget. Each part kept is replaced by
-// a text block previewing it; structured content kept is removed and its
-// preview added at the end. A part that cannot be kept (larger than the
-// store's whole bound) is replaced by its preview and a sentence saying
-// so. Images, audio and resource links are left as they are, and so is a
-// result under the budget, which costs a sum of lengths to measure.
+// its call's budget behind handles: when its text (text blocks and
+// embedded resources together) exceeds the budget, the largest blocks,
+// each behind a handle of its own, until the rest fits; when its
+// structured content exceeds the budget, that too. Each block kept is
+// replaced by a text block previewing it; structured content kept is
+// removed and its preview added at the end, unless it repeats a text
+// block kept (as a typed tool's does). A part that cannot be kept
+// (larger than the store's whole bound) is replaced by its preview and a
+// sentence saying so. Images, audio and resource links are left as they
+// are, and so is a result under the budget, which costs a sum of lengths
+// to measure.
 func (r *Results) Middleware() tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
@@ -37,8 +41,8 @@ func (r *Results) Middleware() tool.Middleware {
 	}
 }
 
-// over reports whether res's text, resources and structured content
-// exceed b bytes.
+// over reports whether res's text (its text blocks and embedded
+// resources together), or its structured content, exceeds b bytes.
 func over(res *tool.Result, b int64) bool {
 	var n int64
 	for i := range res.Content {
@@ -46,7 +50,7 @@ func over(res *tool.Result, b int64) bool {
 			return true
 		}
 	}
-	return res.StructuredContent != nil && jsonSize(res.StructuredContent, b-n) > b-n
+	return res.StructuredContent != nil && jsonSize(res.StructuredContent, b) > b
 }
 
 // blockSize is what a block costs a model's context, for the budget:
@@ -105,15 +109,15 @@ func jsonSize(v any, limit int64) int64 {
 	return int64(len(b))
 }
 
-// part is one part of a result that may be kept: content block i, or
-// the structured content (i = -1).
+// part is content block i of a result, of n bytes.
 type part struct {
 	i int
 	n int64
 }
 
-// keep returns res with its largest parts kept behind handles until the
-// rest fits b. res itself is not changed: a tool may return a result it
+// keep returns res with its largest blocks kept behind handles until the
+// rest of its text fits b, and its structured content kept when it
+// exceeds b. res itself is not changed: a tool may return a result it
 // shares.
 func (r *Results) keep(ctx context.Context, name string, res *tool.Result, b int64) *tool.Result {
 	out := *res
@@ -126,48 +130,43 @@ func (r *Results) keep(ctx context.Context, name string, res *tool.Result, b int
 			total += n
 		}
 	}
-	if res.StructuredContent != nil {
-		n := jsonSize(res.StructuredContent, 1<<62)
-		parts = append(parts, part{-1, n})
-		total += n
-	}
-	slices.SortStableFunc(parts, func(a, b part) int { return int(b.n - a.n) })
-	kept := map[string]string{} // text kept → its handle, for structured content that repeats it
+	slices.SortStableFunc(parts, func(x, y part) int { return cmp.Compare(y.n, x.n) })
+	kept := map[string]bool{} // texts kept, for structured content that repeats one
 	for _, p := range parts {
 		if total <= b {
 			break
 		}
 		total -= p.n
-		if p.i >= 0 {
-			c := res.Content[p.i]
-			v := &Value{Tool: name}
-			if c.Type == tool.TypeText {
-				v.Text = c.Text
-			} else {
-				v.Text, v.Blob, v.URI, v.MimeType = c.Resource.Text, c.Resource.Blob, c.Resource.URI, c.Resource.MimeType
-			}
-			id, err := r.put(ctx, v)
-			if err == nil && v.Text != "" {
-				kept[v.Text] = id
-			}
-			out.Content[p.i] = tool.Content{Type: tool.TypeText, Text: preview(v, id, err), Annotations: c.Annotations}
-			continue
+		c := res.Content[p.i]
+		v := &Value{Tool: name}
+		if c.Type == tool.TypeText {
+			v.Text = c.Text
+		} else {
+			v.Text, v.Blob, v.URI, v.MimeType = c.Resource.Text, c.Resource.Blob, c.Resource.URI, c.Resource.MimeType
 		}
-		raw, ok := res.StructuredContent.(json.RawMessage)
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(res.StructuredContent); err != nil {
-				continue // not JSON: the registry's encoder will say so
-			}
-		}
-		out.StructuredContent = nil
-		if _, dup := kept[string(raw)]; dup {
-			continue // the same JSON as a text block kept: one handle says it
-		}
-		v := &Value{Tool: name, JSON: raw}
 		id, err := r.put(ctx, v)
-		out.Content = append(out.Content, tool.TextContent(preview(v, id, err)))
+		if err == nil && v.Text != "" {
+			kept[v.Text] = true
+		}
+		out.Content[p.i] = tool.Content{Type: tool.TypeText, Text: preview(v, id, err), Annotations: c.Annotations}
 	}
+	if res.StructuredContent == nil || jsonSize(res.StructuredContent, b) <= b {
+		return &out
+	}
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(res.StructuredContent); err != nil {
+			return &out // not JSON: the registry's encoder will say so
+		}
+	}
+	out.StructuredContent = nil
+	if kept[string(raw)] {
+		return &out // the same JSON as a text block kept: one handle says it
+	}
+	v := &Value{Tool: name, JSON: raw}
+	id, err := r.put(ctx, v)
+	out.Content = append(out.Content, tool.TextContent(preview(v, id, err)))
 	return &out
 }
 

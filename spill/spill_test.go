@@ -2,6 +2,7 @@ package spill
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolwire/toolwire/handle"
 	"github.com/toolwire/toolwire/tool"
@@ -96,6 +98,8 @@ func TestUnderBudgetUnchanged(t *testing.T) {
 		tool.Text(strings.Repeat("x", DefaultBudget)),
 		{Content: []tool.Content{tool.ImageContent(strings.Repeat("A", 4*DefaultBudget), "image/png")}},
 		{StructuredContent: map[string]any{"a": strings.Repeat("y", DefaultBudget-20)}},
+		{Content: []tool.Content{tool.TextContent(`{"a":"` + strings.Repeat("y", 10<<10) + `"}`)},
+			StructuredContent: json.RawMessage(`{"a":"` + strings.Repeat("y", 10<<10) + `"}`)}, // each under the budget
 	} {
 		f.result = res
 		got, err := f.reg.Call(context.Background(), "big", nil)
@@ -140,6 +144,11 @@ func TestTextKept(t *testing.T) {
 	got, err = f.call(t, ctx, "read_result", `{"handle":"`+id+`","offset":3,"length":5}`)
 	if err != nil || got != "[bytes 3 to 7 of "+fmt.Sprint(len(text))+"]\nname," {
 		t.Errorf("read_result bytes = %q, %v", got, err)
+	}
+	_, wide := f.keep(t, ctx, tool.Text(strings.Repeat("日", DefaultBudget)))
+	got, err = f.call(t, ctx, "read_result", `{"handle":"`+wide+`","offset":3}`)
+	if want := "[bytes 3 to 16385 of 49152; cut at 16384 bytes, read on at offset 16386]\n"; err != nil || !strings.HasPrefix(got, want) || !utf8.ValidString(got) {
+		t.Errorf("read_result bytes cut = %.100q, %v; want %q and valid UTF-8", got, err, want)
 	}
 	got, err = f.call(t, ctx, "read_result", `{"handle":"`+id+`"}`)
 	if err != nil || !strings.Contains(got, "cut at 16384 bytes, read on from line") || len(got) > DefaultBudget+200 {
@@ -218,8 +227,8 @@ func TestBinaryResource(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	blob := tool.EmbeddedResource(tool.ResourceContents{URI: "file:///x.bin", MimeType: "application/octet-stream", Blob: base64Std(data)})
-	img := tool.ImageContent(base64Std(data), "image/png")
+	blob := tool.EmbeddedResource(tool.ResourceContents{URI: "file:///x.bin", MimeType: "application/octet-stream", Blob: base64.StdEncoding.EncodeToString(data)})
+	img := tool.ImageContent(base64.StdEncoding.EncodeToString(data), "image/png")
 	f.result = &tool.Result{Content: []tool.Content{img, blob}}
 	res, err := f.reg.Call(ctx, "big", nil)
 	if err != nil {
@@ -452,5 +461,31 @@ func TestQueryInputBound(t *testing.T) {
 	}
 	if _, err := f.call(t, ctx, "query_result", `{"handle":"`+h.ID+`","jq":"length"}`); err == nil || !strings.Contains(err.Error(), "more than query_result takes") {
 		t.Errorf("query over %d bytes: %v", len(doc), err)
+	}
+}
+
+// TestQueryNoEnvironment: a jq expression cannot read the process's
+// environment (API keys): gojq gives env and $ENV nothing unless told.
+func TestQueryNoEnvironment(t *testing.T) {
+	t.Setenv("SPILL_TEST_SECRET", "hunter2")
+	f := newFixture(t, &Results{})
+	ctx := context.Background()
+	doc, _ := json.Marshal(map[string]any{"items": make([]int, 10000)})
+	_, id := f.keep(t, ctx, tool.Text(string(doc)))
+	for _, q := range []string{"env.SPILL_TEST_SECRET", "$ENV.SPILL_TEST_SECRET", "env | tostring"} {
+		got, err := f.call(t, ctx, "query_result", `{"handle":"`+id+`","jq":`+quote(q)+`}`)
+		if err != nil || strings.Contains(got, "hunter2") {
+			t.Errorf("jq %s: %q, %v; want no error and no environment", q, got, err)
+		}
+	}
+}
+
+// TestDefaultStoreBounded: without a store of its own, Results keeps at
+// most DefaultMaxBytes, so a huge result is refused (TestTooLarge) rather
+// than held.
+func TestDefaultStoreBounded(t *testing.T) {
+	s := (&Results{}).store()
+	if m, ok := s.(*handle.Memory); !ok || m.MaxBytes != DefaultMaxBytes {
+		t.Errorf("the default store is %#v, want a handle.Memory bounded to %d bytes", s, DefaultMaxBytes)
 	}
 }

@@ -119,7 +119,9 @@ func readBytes(text string, offset, length int64, limit int) (string, error) {
 	if length > 0 {
 		end = min(end, offset+length)
 	}
-	end = min(end, offset+int64(limit))
+	if end-offset > int64(limit) { // cut, on a character boundary
+		end = offset + int64(len(cutUTF8(text[offset:], limit)))
+	}
 	chunk := text[offset:end]
 	note := ""
 	if end < size && (length == 0 || end < offset+length) {

@@ -183,7 +183,10 @@ each call; default 30s to connect and 2m per call), inject (values for
 parameters the host fills, hidden from models), disabled, allow (tools an
 agent may run without asking though they may change things; Cline's
 alwaysAllow and autoApprove are read as allow), confirm (tools an agent asks
-about though they say they change nothing).
+about though they say they change nothing), maxResultBytes (the size above
+which run and chat keep a tool's result behind a res_ handle and show the
+model a preview: a number of bytes, or {"*": N, "tool": N} by tool; -1
+keeps results whole; default 16384).
 
 Logins (OAuth). An HTTP server that requires authorization answers 401;
 toolwire then says to run toolwire login NAME, which opens the browser and

@@ -113,8 +113,19 @@ func (a *Agent) newSearchRun(history []model.Message) *searchRun {
 			}
 		}
 	}
+	// Tools loaded from the start are sent undeferred, but for those a
+	// result of the history references: the reference loads them, and
+	// must name a deferred tool.
+	referenced := map[string]bool{}
+	for _, m := range history {
+		for _, r := range m.ToolResults {
+			for _, n := range r.ToolRefs {
+				referenced[n] = true
+			}
+		}
+	}
 	for _, n := range s.loaded {
-		s.preloaded[n] = true
+		s.preloaded[n] = !s.native || !referenced[n]
 	}
 	return s
 }

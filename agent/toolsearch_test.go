@@ -288,3 +288,33 @@ func TestToolSearchNative(t *testing.T) {
 		})
 	}
 }
+
+// TestToolSearchNativeHistory: a tool the history called stays deferred
+// when a result of the history references it (the reference loads it,
+// and must name a deferred tool); one called without a reference is sent
+// undeferred.
+func TestToolSearchNativeHistory(t *testing.T) {
+	reg := catalog(t, 50, map[string]int{})
+	history := []model.Message{
+		{Role: model.RoleUser, Text: "x"},
+		calls(agent.SearchToolName, `{"query":"export customer"}`),
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c1", Text: "found", ToolRefs: []string{"svc1__export_customer"}}}},
+		calls("svc1__export_customer", `{"id":"1"}`, "svc4__list_customer", `{"id":"2"}`),
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c1", Text: "ok"}, {CallID: "c2", Text: "ok"}}},
+		answer("ok"),
+		{Role: model.RoleUser, Text: "again"},
+	}
+	m := &deferrer{script{answers: []model.Message{answer("ok")}}}
+	a := &agent.Agent{Model: m, Tools: reg, ToolSearch: agent.ToolSearch{Native: true}}
+	if _, err := a.Run(context.Background(), history); err != nil {
+		t.Fatal(err)
+	}
+	deferred := map[string]bool{}
+	for _, sp := range m.requests[0].Tools {
+		deferred[sp.Name] = sp.Deferred
+	}
+	if !deferred["svc1__export_customer"] || deferred["svc4__list_customer"] || deferred[agent.SearchToolName] {
+		t.Errorf("deferred: referenced %v, called without reference %v, search %v",
+			deferred["svc1__export_customer"], deferred["svc4__list_customer"], deferred[agent.SearchToolName])
+	}
+}

@@ -18,7 +18,7 @@ type searchOptions struct {
 
 func (o *searchOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.mode, "tool-search", "auto", "send the model a search tool instead of every tool's schema: auto (beyond --tool-search-max-tools or --tool-search-max-bytes), on, off, or native (on, with the tools deferred by the provider's API where it can: Anthropic)")
+	f.StringVar(&o.mode, "tool-search", "auto", "send the model a search tool instead of every tool's schema: auto (beyond --tool-search-max-tools or --tool-search-max-bytes), on, off, or native (as auto, and the tools not found sent deferred where the provider's API can: Anthropic's defer_loading)")
 	f.IntVar(&o.maxTools, "tool-search-max-tools", agent.DefaultSearchMaxTools, "with --tool-search=auto: search beyond this many tools")
 	f.IntVar(&o.maxBytes, "tool-search-max-bytes", agent.DefaultSearchMaxSchemaBytes, "with --tool-search=auto: search beyond this many bytes of tool names, descriptions and schemas")
 	f.StringSliceVar(&o.load, "tool-search-load", nil, "tools always sent when searching (repeatable; the tools the model finds are sent too)")
@@ -34,7 +34,7 @@ func (o *searchOptions) config(cmd *cobra.Command) (agent.ToolSearch, error) {
 	case "off":
 		ts.Mode = agent.SearchOff
 	case "native":
-		ts.Mode, ts.Native = agent.SearchOn, true
+		ts.Native = true
 	default:
 		return ts, &usageError{cmd: cmd, err: fmt.Errorf("--tool-search is auto, on, off or native, not %q", o.mode)}
 	}

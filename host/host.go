@@ -43,6 +43,16 @@ type Host struct {
 	// for its name (toolwire's is "toolwire login %s"): a
 	// LoginRequiredError names it.
 	LoginCommand string
+	// HideOutputSchemas leaves the servers' output schemas out of their
+	// tools' Info (results are still checked against them). A gateway
+	// that keeps large structured content behind handles sets it: an MCP
+	// client rejects a result without the structured content a tool's
+	// output schema promises.
+	HideOutputSchemas bool
+	// ServerNotify, when set, receives each server's notifications with
+	// the server's name, after Client.Notify (a gateway relays list
+	// changes with it). It must not block for long.
+	ServerNotify func(server, method string, params json.RawMessage)
 
 	mu        sync.Mutex
 	servers   map[string]*server
@@ -73,6 +83,9 @@ type server struct {
 	// which mu's holder may be waiting for.
 	stale   atomic.Bool
 	changed chan struct{}
+	// calls are the calls in progress whose callers hear the server's
+	// progress and log messages (see passThrough).
+	calls calls
 }
 
 func (h *Host) server(name string) (*server, error) {
@@ -155,8 +168,12 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 			default:
 			}
 		}
+		s.passThrough(method, params)
 		if userNotify != nil {
 			userNotify(method, params)
+		}
+		if n := s.host.ServerNotify; n != nil {
+			n(s.cfg.Name, method, params)
 		}
 	}
 	sess, err := s.connect(ctx, &c)
@@ -192,10 +209,13 @@ func (s *server) ok() {
 }
 
 // isTransportError tells a failed connection from an answer: JSON-RPC
-// errors are answers, and so is running out of time.
+// errors are answers, and so is running out of time; so is the caller's
+// asking its own client for input (mcp.ErrInputRequired: a gateway's
+// 2026-07-28 client answers a server's question by making the call
+// again).
 func isTransportError(ctx context.Context, err error) bool {
 	var rpcErr *jsonrpc.Error
-	return err != nil && !errors.As(err, &rpcErr) && ctx.Err() == nil
+	return err != nil && !errors.As(err, &rpcErr) && !errors.Is(err, mcp.ErrInputRequired) && ctx.Err() == nil
 }
 
 // listTools returns the server's tools, from cache unless a list_changed
@@ -402,6 +422,9 @@ func (t *RemoteTool) setup() {
 				t.output = v
 			}
 		}
+		if t.srv.host.HideOutputSchemas {
+			t.info.OutputSchema = nil
+		}
 	})
 }
 
@@ -422,6 +445,11 @@ func (t *RemoteTool) RemoteName() string { return t.def.Name }
 // Call calls the tool on its server with the completed arguments. A server
 // that died is restarted by the next call; this one fails with a fatal
 // error (tool.ErrFatal) naming the server and its exit.
+//
+// When ctx carries a tool.Client (the call comes from an MCP client, or an
+// agent), the server's progress about the call, and the log messages it
+// sends while the call runs, reach that client; ending ctx cancels the
+// call on the server.
 func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 	t.setup()
 	if t.setupErr != nil {
@@ -437,7 +465,21 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 	if err != nil {
 		return nil, tool.Fatal(err)
 	}
-	res, err := sess.CallTool(ctx, t.def.Name, args)
+	p := &mcp.CallToolParams{Name: t.def.Name, Arguments: args}
+	if cl, ok := tool.ClientFrom(ctx); ok {
+		// The caller listens: the server's log messages while the call
+		// runs reach it, and its progress about the call if the caller
+		// wants it (an MCP client that gave no progressToken does not;
+		// and a token in _meta makes each request's _meta new to the
+		// server).
+		token := s.calls.add(ctx, cl)
+		defer s.calls.remove(token)
+		if req, ok := mcp.Request(ctx); !ok || req.WantsProgress {
+			p.Meta = &mcp.RequestMeta{ProgressToken: token}
+		}
+	}
+	var res mcp.CallToolResult
+	err = sess.Call(ctx, mcp.MethodToolsCall, p, &res)
 	if err != nil {
 		err = s.loginError(err)
 		if isTransportError(ctx, err) {

@@ -184,3 +184,33 @@ func promptArgs(p mcp.Prompt, args map[string]string) error {
 	}
 	return nil
 }
+
+// ServerResourceTemplate is a resource template and the server that gives
+// it.
+type ServerResourceTemplate struct {
+	Server string `json:"server"`
+	mcp.ResourceTemplate
+}
+
+// ResourceTemplates lists the resource templates of the named servers (all
+// when none are named) that offer resources. Servers that fail are
+// reported in the error (a join of *ServerError) while the others'
+// templates are returned.
+func (h *Host) ResourceTemplates(ctx context.Context, servers ...string) ([]ServerResourceTemplate, error) {
+	var mu sync.Mutex
+	var out []ServerResourceTemplate
+	err := h.eachServer(ctx, servers, func(c mcp.ServerCapabilities) bool { return c.Resources != nil },
+		func(ctx context.Context, s *server, sess *mcp.ClientSession) error {
+			list, err := sess.ListResourceTemplates(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", mcp.MethodResourceTemplatesList, err)
+			}
+			mu.Lock()
+			for _, t := range list {
+				out = append(out, ServerResourceTemplate{Server: s.cfg.Name, ResourceTemplate: t})
+			}
+			mu.Unlock()
+			return nil
+		})
+	return out, err
+}

@@ -36,6 +36,10 @@ type RequestInfo struct {
 	ClientCapabilities *ClientCapabilities
 	// Caller is who the request is made for (see Server.Caller).
 	Caller tool.Caller
+	// WantsProgress says the client asked for progress (a progressToken
+	// in _meta): a handler that relays the request elsewhere asks for
+	// progress there only then.
+	WantsProgress bool
 }
 
 // Request returns what is known about the request ctx belongs to; ok is
@@ -51,7 +55,7 @@ func Request(ctx context.Context) (info RequestInfo, ok bool) {
 // info describes the request.
 func (r *request) info() RequestInfo {
 	c, _ := r.Value(tool.CallerKey).(tool.Caller)
-	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: c}
+	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: c, WantsProgress: len(r.progressToken) > 0}
 }
 
 // Progress reports progress of the request to the client, if it asked for

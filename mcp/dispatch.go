@@ -347,7 +347,11 @@ func listPage[T any](s *Server, req *request, list func() []T) (page []T, next s
 }
 
 func (s *Server) listTools(req *request) (any, error) {
-	tools, next, err := listPage(s, req, s.tools.Tools)
+	list := s.tools.Tools
+	if f := s.ToolFilter; f != nil {
+		list = func() []tool.Tool { return f(req, s.tools.Tools()) }
+	}
+	tools, next, err := listPage(s, req, list)
 	if err != nil {
 		return nil, err
 	}

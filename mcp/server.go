@@ -129,6 +129,12 @@ type Server struct {
 	// close it at any time); an HTTP+SSE session ends with its stream, so
 	// its stream is not closed while a request of it runs.
 	StreamIdleTimeout time.Duration
+	// ToolFilter, when set, chooses the tools a tools/list shows, from
+	// all those registered; ctx is the request's (tool.CallerFrom names
+	// the caller). tools/call still reaches every registered tool. A
+	// gateway offering tool search shows a few tools and those each
+	// caller found.
+	ToolFilter func(ctx context.Context, tools []tool.Tool) []tool.Tool
 
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into
@@ -258,6 +264,20 @@ func (s *Server) RemoveResources(uris ...string) {
 			removed = true
 		}
 	}
+	s.mu.Unlock()
+	if removed {
+		s.listChanged(NotificationResourcesListChanged)
+	}
+}
+
+// RemoveResourceTemplates unregisters resource templates by their URI
+// template.
+func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
+	s.init()
+	s.mu.Lock()
+	n := len(s.templates)
+	s.templates = slices.DeleteFunc(s.templates, func(e *templateEntry) bool { return slices.Contains(uriTemplates, e.tmpl.URITemplate) })
+	removed := len(s.templates) < n
 	s.mu.Unlock()
 	if removed {
 		s.listChanged(NotificationResourcesListChanged)

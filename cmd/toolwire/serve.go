@@ -33,6 +33,7 @@ type serveOptions struct {
 	maxStreams        int
 	streamIdleTimeout time.Duration
 	auth              authOptions
+	gateway           gatewayOptions
 }
 
 // authOptions are the --auth-* flags: the tokens serve --http requires.
@@ -131,7 +132,7 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the built-in toolsets to MCP clients",
+		Short: "Serve the built-in toolsets, and the configured MCP servers, to MCP clients",
 		Long: `Serve the built-in toolsets over MCP, to any client: Claude Desktop, Cursor,
 VS Code, the MCP Inspector, or an agent of your own. Both protocol eras are
 spoken: 2026-07-28 and the legacy 2025-11-25 back to 2024-11-05.
@@ -151,12 +152,31 @@ user: handles follow the user across sessions and replicas, and no user
 reaches another's. Without --auth-issuer, tokens are not verified (see the
 README's trust model).
 
+With --servers, it is a gateway: the MCP servers of the configuration (the
+one toolwire tools and toolwire run use; --config to choose) are served as
+one server, alone or beside the toolsets you name. Every tool, resource,
+resource template and prompt of each server is there, named as toolwire
+tools names it (server__tool), with the configuration's include, exclude
+and inject (an injected parameter is filled by the gateway and never shows
+in the schema a client sees). A tool in a server's "confirm" list runs only
+once the client's user accepts, asked by elicitation; a client that cannot
+be asked is refused. Stdio servers that die are restarted; list changes,
+progress and log messages reach the clients, and a client that cancels a
+call, or goes away during it, cancels it on the server. HTTP servers use
+the logins made with toolwire login. Results over 16 KiB (or a server's
+"maxResultBytes") are kept behind handles (res_…) that read_result,
+query_result and save_result read back and any tool takes as an argument.
+Beyond 40 tools (--tool-search-max-tools), clients list search_tools
+instead, and each then lists the tools it found. --record FILE writes
+every call that succeeds as a workflow that toolwire workflow run replays
+with no model.
+
 With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
 tool_error, error with code); --log-format json writes JSON lines instead.
 
-Toolsets: ` + strings.Join(toolsets.Names(), ", ") + ` (default: ` + strings.Join(defaultToolsets(), ", ") + `; data,
-tables on DuckDB, is served when named).`,
+Toolsets: ` + strings.Join(toolsets.Names(), ", ") + ` (default: ` + strings.Join(defaultToolsets(), ", ") + `, or none with --servers;
+data, tables on DuckDB, is served when named).`,
 		Example: `  # Let an MCP client launch it (e.g. in claude_desktop_config.json):
   #   "toolwire": {"command": "toolwire", "args": ["serve"]}
   toolwire serve
@@ -173,6 +193,14 @@ tables on DuckDB, is served when named).`,
   # Replicas sharing tables: Parquet files in one directory, handles in Redis
   toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379
 
+  # A gateway: every configured MCP server as one, over stdio
+  #   "toolwire": {"command": "toolwire", "args": ["serve", "--servers", "all"]}
+  toolwire serve --servers all
+
+  # Two of them, beside the calc toolset, over HTTP, recording every call
+  toolwire serve --servers github,filesystem --toolset calc --http 127.0.0.1:8080 --record calls.json
+  toolwire workflow run calls.json
+
   # Require access tokens from an authorization server (MCP authorization)
   toolwire serve --http 0.0.0.0:8080 --allow-host mcp.example.com \
     --auth-issuer https://auth.example.com --auth-audience https://mcp.example.com/mcp \
@@ -180,6 +208,10 @@ tables on DuckDB, is served when named).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.verbose = g.verbose
+			o.gateway.host.g = g
+			if err := o.gateway.check(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
 			if o.logFormat != "text" && o.logFormat != "json" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
 			}
@@ -206,6 +238,7 @@ tables on DuckDB, is served when named).`,
 	f.IntVar(&o.maxStreams, "max-streams", mcp.DefaultMaxStreams, "with --http: most SSE streams open at once between requests (GET /mcp of legacy sessions, /sse); one past it gets 503 with Retry-After")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
 	o.auth.addFlags(f)
+	o.gateway.addFlags(f)
 	o.data.addFlags(f)
 	return cmd
 }
@@ -234,7 +267,7 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	// for it, when the client can.
 	srv.Tools().AskMissing(true)
 	names := o.toolsets
-	if len(names) == 0 {
+	if len(names) == 0 && len(o.gateway.servers) == 0 {
 		names = defaultToolsets()
 	}
 	opened, err = openToolsets(context.Background(), names, o.data.toolsetOptions)
@@ -270,6 +303,13 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 		return err
 	}
 	defer opened.Close() // after serving: on EOF, SIGTERM or SIGINT
+	if len(o.gateway.servers) > 0 {
+		stop, err := openGateway(ctx, o.gateway, srv, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	var reqlog *requestLog
 	if o.verbose {
 		reqlog = newRequestLog(logger)

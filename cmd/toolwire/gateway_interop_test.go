@@ -96,7 +96,7 @@ const gatewayCalls = `[
   ["filesystem__list_allowed_directories", {}],
   ["memory__create_entities", {"entities": [{"name": "ada", "entityType": "person", "observations": ["wrote the first program"]}]}],
   ["memory__read_graph", {}],
-  ["everything__get-sum", {"a": 2, "b": 40}]
+  ["everything__get-sum", {"a": 20260000, "b": 1126}]
 ]`
 
 // Acceptance 3 of issue 22: the TypeScript SDK client and the MCP
@@ -150,15 +150,15 @@ func TestGatewayInterop(t *testing.T) {
 					sum := calls["everything__get-sum"]
 					switch elicit {
 					case "accept":
-						if !strings.Contains(sum, "42") || len(got.Asked) != 1 || !strings.Contains(got.Asked[0], "everything__get-sum") {
+						if !strings.Contains(sum, "20261126") || len(got.Asked) != 1 || !strings.Contains(got.Asked[0], "everything__get-sum") {
 							t.Errorf("accept: get-sum answered %q after asking %q", sum, got.Asked)
 						}
 					case "decline":
-						if strings.Contains(sum, "42") || !strings.Contains(sum, "declined") || len(got.Asked) != 1 {
+						if strings.Contains(sum, "20261126") || !strings.Contains(sum, "declined") || len(got.Asked) != 1 {
 							t.Errorf("decline: get-sum answered %q after asking %q", sum, got.Asked)
 						}
 					case "none":
-						if strings.Contains(sum, "42") || !strings.Contains(sum, "does not support elicitation") {
+						if strings.Contains(sum, "20261126") || !strings.Contains(sum, "does not support elicitation") {
 							t.Errorf("no elicitation: get-sum answered %q", sum)
 						}
 					}
@@ -184,7 +184,7 @@ func TestGatewayInterop(t *testing.T) {
 		t.Errorf("the recorded workflow holds the injected parameter:\n%s", wf)
 	}
 	r := runEnv(t, nil, "", "workflow", "run", record, "--config", cfg, "--toolsets", "")
-	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "Echo: from the gateway") || !strings.Contains(r.stdout+r.stderr, "The sum of 2 and 40 is 42") {
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "Echo: from the gateway") || !strings.Contains(r.stdout+r.stderr, "The sum of 20260000 and 1126 is 20261126") {
 		t.Errorf("workflow run: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }

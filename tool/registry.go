@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
@@ -31,6 +32,8 @@ type Registry struct {
 	watchers []func()
 	// asks: see AskMissing.
 	asks bool
+	// tel: see SetTelemetry.
+	tel atomic.Pointer[tracing]
 }
 
 // entry is one registered tool.
@@ -276,7 +279,9 @@ func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
 // When the registry asks for missing arguments (see AskMissing), a call
 // that left out required ones may first ask the call's Client for them.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
-	return r.call(ctx, name, args, true)
+	return r.traced(ctx, name, args, func(ctx context.Context) (*Result, error) {
+		return r.call(ctx, name, args, true)
+	})
 }
 
 // call is Call; mayAsk is false for the call made again with the answers

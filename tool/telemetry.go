@@ -1,0 +1,144 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolwire/toolwire/internal/ctxkey"
+	"github.com/toolwire/toolwire/telemetry"
+)
+
+// SetTelemetry turns on the registry's execute_tool spans: where they go
+// and whether they carry the calls' arguments and results (see
+// telemetry.Config; its zero value uses otel's global provider). A
+// registry never given one makes no spans and costs its calls nothing.
+//
+// Each Call is a span "execute_tool {name}" (kind INTERNAL) by the GenAI
+// conventions: gen_ai.tool.name, gen_ai.tool.description, the call id the
+// caller gave (WithCallID), gen_ai.tool.type "extension" for a tool of a
+// source (an MCP server's) and "function" for one added on its own, and
+// error.type: "tool_error" for an error result, "unknown_tool",
+// "invalid_arguments", "panic", "timeout", "canceled" or "_OTHER" for an
+// error. While the tool runs, its context carries the span under
+// ctxkey.ToolSpan, so that an MCP client adds its attributes to it rather
+// than starting a span of its own. With content captured, the span also
+// has the arguments as the model wrote them (never injected parameters)
+// and a successful result.
+func (r *Registry) SetTelemetry(c telemetry.Config) {
+	r.tel.Store(&tracing{tracer: c.Tracer(), capture: c.CaptureContent})
+}
+
+// tracing is what a registry's spans need of its telemetry.Config.
+type tracing struct {
+	tracer  trace.Tracer
+	capture bool
+}
+
+// callIDKey keys the id of the model's tool call a registry call makes.
+type callIDKey struct{}
+
+// WithCallID returns a context carrying the id the model gave a tool
+// call, for the registry's execute_tool span (gen_ai.tool.call.id).
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// executeToolStart starts every execute_tool span: the operation name is
+// given at creation, as the conventions ask, for samplers to see. It is
+// made once so that a span that does not record costs no allocation of
+// options.
+var executeToolStart = []trace.SpanStartOption{
+	trace.WithSpanKind(trace.SpanKindInternal),
+	trace.WithAttributes(semconv.GenAIOperationNameExecuteTool),
+}
+
+// traced runs call inside an execute_tool span, when the registry has
+// telemetry and the span records.
+func (r *Registry) traced(ctx context.Context, name string, args json.RawMessage, call func(context.Context) (*Result, error)) (*Result, error) {
+	t := r.tel.Load()
+	if t == nil {
+		return call(ctx)
+	}
+	capture := t.capture
+	sctx, span := t.tracer.Start(ctx, "execute_tool", executeToolStart...)
+	if !span.IsRecording() {
+		return call(ctx)
+	}
+	defer span.End()
+	span.SetName("execute_tool " + name)
+	attrs := []attribute.KeyValue{semconv.GenAIToolName(name)}
+	if id, _ := ctx.Value(callIDKey{}).(string); id != "" {
+		attrs = append(attrs, semconv.GenAIToolCallID(id))
+	}
+	r.mu.RLock()
+	e := r.entries[name]
+	r.mu.RUnlock()
+	if e != nil {
+		kind := "function"
+		if e.source != "" {
+			kind = "extension"
+		}
+		attrs = append(attrs, semconv.GenAIToolTypeKey.String(kind))
+		if d := e.tool.Info().Description; d != "" {
+			attrs = append(attrs, semconv.GenAIToolDescription(d))
+		}
+		if capture {
+			if a, err := e.pipe.modelArgs(args); err == nil {
+				attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(a)))
+			}
+		}
+	}
+	span.SetAttributes(attrs...)
+	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
+	switch {
+	case err != nil:
+		span.SetAttributes(semconv.ErrorTypeKey.String(callErrorType(err)))
+		msg := "the call failed"
+		if capture {
+			msg = err.Error() // may repeat the arguments
+		}
+		span.SetStatus(codes.Error, msg)
+	case res != nil && res.IsError:
+		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
+		span.SetStatus(codes.Error, "the tool returned an error result")
+	case res != nil && capture:
+		if b, err := json.Marshal(res); err == nil {
+			span.SetAttributes(semconv.GenAIToolCallResultKey.String(string(b)))
+		}
+	}
+	return res, err
+}
+
+// callErrorType is the error.type of a failed call.
+func callErrorType(err error) string {
+	var (
+		unknown  *UnknownToolError
+		args     *ArgumentsError
+		panicked *PanicError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		return "unknown_tool"
+	case errors.As(err, &args):
+		return "invalid_arguments"
+	case errors.As(err, &panicked):
+		return "panic"
+	}
+	return telemetry.ErrorType(err)
+}
+
+// modelArgs returns the arguments as the model wrote them without the
+// injected parameters (which the pipeline drops anyway): what a span may
+// record of them.
+func (p *Pipeline) modelArgs(args json.RawMessage) (json.RawMessage, error) {
+	if len(p.injected) == 0 {
+		return args, nil
+	}
+	return dropKeys(args, p.injected)
+}

@@ -21,9 +21,9 @@ import (
 //
 // Each Call is a span "execute_tool {name}" (kind INTERNAL) by the GenAI
 // conventions: gen_ai.tool.name, gen_ai.tool.description, the call id the
-// caller gave (WithCallID), gen_ai.tool.type "extension" for a tool of a
-// source (an MCP server's) and "function" for one added on its own, and
-// error.type: "tool_error" for an error result, "unknown_tool",
+// caller gave (WithCallID), gen_ai.tool.type "extension" for an MCP
+// server's tool (one of a source, or one with a Server method as
+// host.RemoteTool has) and "function" for others, and error.type: "tool_error" for an error result, "unknown_tool",
 // "invalid_arguments", "panic", "timeout", "canceled" or "_OTHER" for an
 // error. While the tool runs, its context carries the span under
 // ctxkey.ToolSpan, so that an MCP client adds its attributes to it rather
@@ -81,8 +81,8 @@ func (r *Registry) traced(ctx context.Context, name string, args json.RawMessage
 	r.mu.RUnlock()
 	if e != nil {
 		kind := "function"
-		if e.source != "" {
-			kind = "extension"
+		if _, remote := e.tool.(interface{ Server() string }); remote || e.source != "" {
+			kind = "extension" // an MCP server's (host.RemoteTool)
 		}
 		attrs = append(attrs, semconv.GenAIToolTypeKey.String(kind))
 		if d := e.tool.Info().Description; d != "" {

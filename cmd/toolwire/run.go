@@ -93,6 +93,9 @@ func (r *toolSession) close() {
 // configuration, the configured servers' tools.
 func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
+	if tel := o.host.g.tel; tel != nil {
+		reg.SetTelemetry(*tel)
+	}
 	r := &toolSession{tools: reg, stop: func() {}}
 	if err := knownToolsets(o.toolsets); err != nil {
 		return nil, &usageError{cmd: cmd, err: err}
@@ -144,7 +147,7 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	if spec == "" {
 		return nil, &usageError{cmd: cmd, err: fmt.Errorf("no model: pass --model provider:model or set TOOLWIRE_MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3")}
 	}
-	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
+	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL, Telemetry: o.tools.host.g.tel})
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +214,10 @@ and base URL from the variables its vendor's own SDK reads:
 			if record != "" {
 				r.tools.Use(rec.Middleware())
 			}
-			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns}
+			a := &agent.Agent{Name: "toolwire", Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns}
+			if g.tel != nil {
+				a.Telemetry = *g.tel
+			}
 			var printer *runPrinter
 			if asJSON {
 				enc := json.NewEncoder(stdout)

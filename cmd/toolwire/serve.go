@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolwire/toolwire/bearer"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/telemetry"
 	"github.com/toolwire/toolwire/toolsets"
 )
 
@@ -33,6 +34,7 @@ type serveOptions struct {
 	maxStreams        int
 	streamIdleTimeout time.Duration
 	auth              authOptions
+	tel               *telemetry.Config // execute_tool spans; nil for none
 }
 
 // authOptions are the --auth-* flags: the tokens serve --http requires.
@@ -179,7 +181,7 @@ tables on DuckDB, is served when named).`,
     --auth-scope mcp --auth-tool-scope query=data:read`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.verbose = g.verbose
+			o.verbose, o.tel = g.verbose, g.tel
 			if o.logFormat != "text" && o.logFormat != "json" {
 				return &usageError{cmd: cmd, err: fmt.Errorf("--log-format %q: use text or json", o.logFormat)}
 			}
@@ -233,6 +235,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	// A call that leaves out a required argument asks the client's user
 	// for it, when the client can.
 	srv.Tools().AskMissing(true)
+	if o.tel != nil {
+		srv.Tools().SetTelemetry(*o.tel)
+	}
 	names := o.toolsets
 	if len(names) == 0 {
 		names = defaultToolsets()

@@ -102,9 +102,7 @@ func Start(ctx context.Context, o Options) (*SDK, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(traces) == 0 && len(metrics) == 0 {
-		return &SDK{}, nil
-	}
+	// Checked even when nothing is exported, so that a mistake shows.
 	sampler, err := samplerFrom(env)
 	if err != nil {
 		return nil, err
@@ -112,6 +110,9 @@ func Start(ctx context.Context, o Options) (*SDK, error) {
 	res, err := resourceFrom(ctx, env, o.ServiceName)
 	if err != nil {
 		return nil, err
+	}
+	if len(traces) == 0 && len(metrics) == 0 {
+		return &SDK{}, nil
 	}
 	if o.ExportTimeout <= 0 {
 		o.ExportTimeout = DefaultExportTimeout

@@ -279,7 +279,7 @@ func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
 // When the registry asks for missing arguments (see AskMissing), a call
 // that left out required ones may first ask the call's Client for them.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
-	return r.traced(ctx, name, args, func(ctx context.Context) (*Result, error) {
+	return r.traced(ctx, name, func(ctx context.Context) (*Result, error) {
 		return r.call(ctx, name, args, true)
 	})
 }
@@ -332,6 +332,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 			c.args = b
 		}
 	}
+	r.recordArguments(ctx, args)
 	var res *Result
 	var err error
 	if chain == nil {

@@ -60,7 +60,7 @@ var executeToolStart = []trace.SpanStartOption{
 
 // traced runs call inside an execute_tool span, when the registry has
 // telemetry and the span records.
-func (r *Registry) traced(ctx context.Context, name string, args json.RawMessage, call func(context.Context) (*Result, error)) (*Result, error) {
+func (r *Registry) traced(ctx context.Context, name string, call func(context.Context) (*Result, error)) (*Result, error) {
 	t := r.tel.Load()
 	if t == nil {
 		return call(ctx)
@@ -87,11 +87,6 @@ func (r *Registry) traced(ctx context.Context, name string, args json.RawMessage
 		attrs = append(attrs, semconv.GenAIToolTypeKey.String(kind))
 		if d := e.tool.Info().Description; d != "" {
 			attrs = append(attrs, semconv.GenAIToolDescription(d))
-		}
-		if capture {
-			if a, err := e.pipe.modelArgs(args); err == nil {
-				attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(a)))
-			}
 		}
 	}
 	span.SetAttributes(attrs...)
@@ -133,12 +128,11 @@ func callErrorType(err error) string {
 	return telemetry.ErrorType(err)
 }
 
-// modelArgs returns the arguments as the model wrote them without the
-// injected parameters (which the pipeline drops anyway): what a span may
-// record of them.
-func (p *Pipeline) modelArgs(args json.RawMessage) (json.RawMessage, error) {
-	if len(p.injected) == 0 {
-		return args, nil
+// recordArguments adds the arguments to the call's span when content is
+// captured: the arguments as the model wrote them, never the completed
+// ones (Call.Args), which hold the injected values.
+func (r *Registry) recordArguments(ctx context.Context, args json.RawMessage) {
+	if t := r.tel.Load(); t != nil && t.capture {
+		trace.SpanFromContext(ctx).SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(args)))
 	}
-	return dropKeys(args, p.injected)
 }

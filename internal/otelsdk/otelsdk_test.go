@@ -173,8 +173,25 @@ func TestShutdownBound(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	took, _ := spans(t, 1, otelsdk.Options{ExportTimeout: time.Minute, ShutdownTimeout: 300 * time.Millisecond})
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	took, _ := spans(t, 1, otelsdk.Options{ExportTimeout: 15 * time.Second, ShutdownTimeout: 300 * time.Millisecond})
 	if took > 3*time.Second {
 		t.Errorf("shutting down took %v, want about 300ms", took)
+	}
+}
+
+// TestCaptureContent: content is captured only when
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true.
+func TestCaptureContent(t *testing.T) {
+	for value, want := range map[string]bool{"": false, "false": false, "true": true, "TRUE": true} {
+		env := envOf("OTEL_TRACES_EXPORTER", "console", "OTEL_METRICS_EXPORTER", "none", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
+		s, err := otelsdk.Start(context.Background(), otelsdk.Options{Getenv: env, Warn: &bytes.Buffer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Config == nil || s.Config.CaptureContent != want {
+			t.Errorf("%q: config %+v, want CaptureContent %v", value, s.Config, want)
+		}
+		_ = s.Shutdown()
 	}
 }

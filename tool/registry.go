@@ -42,6 +42,7 @@ type entry struct {
 	tool   Tool
 	pipe   *Pipeline
 	source string // "" for a tool added on its own
+	span   spanInfo
 }
 
 // preparedCaller is a tool that can take the completed arguments decoded,
@@ -68,7 +69,7 @@ func (r *Registry) compile(source string, tools []Tool) ([]*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool registry: %w", err)
 		}
-		out[i] = &entry{name: info.Name, tool: t, pipe: p, source: source}
+		out[i] = &entry{name: info.Name, tool: t, pipe: p, source: source, span: newSpanInfo(t, info, source)}
 	}
 	return out, nil
 }

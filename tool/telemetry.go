@@ -49,13 +49,27 @@ func WithCallID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, callIDKey{}, id)
 }
 
-// executeToolStart starts every execute_tool span: the operation name is
-// given at creation, as the conventions ask, for samplers to see. It is
-// made once so that a span that does not record costs no allocation of
-// options.
-var executeToolStart = []trace.SpanStartOption{
-	trace.WithSpanKind(trace.SpanKindInternal),
-	trace.WithAttributes(semconv.GenAIOperationNameExecuteTool),
+// spanInfo is what a tool's execute_tool spans start with, made when the
+// tool is registered.
+type spanInfo struct {
+	name  string
+	attrs []attribute.KeyValue
+}
+
+func newSpanInfo(t Tool, info Info, source string) spanInfo {
+	kind := "function"
+	if _, remote := t.(interface{ Server() string }); remote || source != "" {
+		kind = "extension" // an MCP server's (host.RemoteTool)
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(info.Name),
+		semconv.GenAIToolTypeKey.String(kind),
+	}
+	if info.Description != "" {
+		attrs = append(attrs, semconv.GenAIToolDescription(info.Description))
+	}
+	return spanInfo{name: "execute_tool " + info.Name, attrs: attrs}
 }
 
 // traced runs call inside an execute_tool span, when the registry has
@@ -65,44 +79,37 @@ func (r *Registry) traced(ctx context.Context, name string, call func(context.Co
 	if t == nil {
 		return call(ctx)
 	}
-	capture := t.capture
-	sctx, span := t.tracer.Start(ctx, "execute_tool", executeToolStart...)
+	r.mu.RLock()
+	e := r.entries[name]
+	r.mu.RUnlock()
+	var si spanInfo
+	if e != nil {
+		si = e.span
+	} else {
+		si = spanInfo{name: "execute_tool " + name, attrs: []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name)}}
+	}
+	attrs := si.attrs
+	if id, _ := ctx.Value(callIDKey{}).(string); id != "" {
+		attrs = append(attrs[:len(attrs):len(attrs)], semconv.GenAIToolCallID(id))
+	}
+	sctx, span := t.tracer.Start(ctx, si.name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	if !span.IsRecording() {
 		return call(ctx)
 	}
 	defer span.End()
-	span.SetName("execute_tool " + name)
-	attrs := []attribute.KeyValue{semconv.GenAIToolName(name)}
-	if id, _ := ctx.Value(callIDKey{}).(string); id != "" {
-		attrs = append(attrs, semconv.GenAIToolCallID(id))
-	}
-	r.mu.RLock()
-	e := r.entries[name]
-	r.mu.RUnlock()
-	if e != nil {
-		kind := "function"
-		if _, remote := e.tool.(interface{ Server() string }); remote || e.source != "" {
-			kind = "extension" // an MCP server's (host.RemoteTool)
-		}
-		attrs = append(attrs, semconv.GenAIToolTypeKey.String(kind))
-		if d := e.tool.Info().Description; d != "" {
-			attrs = append(attrs, semconv.GenAIToolDescription(d))
-		}
-	}
-	span.SetAttributes(attrs...)
 	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
 	switch {
 	case err != nil:
 		span.SetAttributes(semconv.ErrorTypeKey.String(callErrorType(err)))
 		msg := "the call failed"
-		if capture {
+		if t.capture {
 			msg = err.Error() // may repeat the arguments
 		}
 		span.SetStatus(codes.Error, msg)
 	case res != nil && res.IsError:
 		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
 		span.SetStatus(codes.Error, "the tool returned an error result")
-	case res != nil && capture:
+	case res != nil && t.capture:
 		if b, err := json.Marshal(res); err == nil {
 			span.SetAttributes(semconv.GenAIToolCallResultKey.String(string(b)))
 		}

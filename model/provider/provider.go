@@ -206,7 +206,11 @@ func (r *registry) open(spec string, o Options) (model.Model, error) {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
 	if o.Telemetry != nil {
-		m = model.Instrument(m, model.Info{Provider: conventionName(name), Name: id, URL: c.BaseURL}, *o.Telemetry)
+		u := c.BaseURL
+		if name == "ollama" {
+			u = ollama.HostURL(u) // OLLAMA_HOST may be host:port
+		}
+		m = model.Instrument(m, model.Info{Provider: conventionName(name), Name: id, URL: u}, *o.Telemetry)
 	}
 	return m, nil
 }

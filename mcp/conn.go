@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolwire/toolwire/internal/ctxkey"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -75,10 +77,14 @@ type conn struct {
 	// middleware stored them).
 	detached context.Context
 	closed   bool // close ran; guarded by mu
+	// opened is when a session (stdio, legacy HTTP) began: see
+	// openSession.
+	opened time.Time
 }
 
 func newConn(s *Server, out sender) *conn {
 	s.init()
+	s.telOnce.Do(func() { s.tel = s.Telemetry.instruments("server", trace.SpanKindServer) })
 	return &conn{srv: s, out: out, sem: make(chan struct{}, s.maxConcurrent())}
 }
 
@@ -143,6 +149,14 @@ type request struct {
 	// written (recycle); nil before the result.
 	parts *responseParts
 	buf   *[]byte
+
+	// span is the request's server span, from its arrival (started) to
+	// its response; traceMeta is its params._meta once traceMetaRead
+	// (see metaCarrier).
+	span          trace.Span
+	started       time.Time
+	traceMeta     []byte
+	traceMetaRead bool
 }
 
 // responseParts is what a request's response is made of until it is
@@ -265,6 +279,7 @@ func (r *request) answer(m *jsonrpc.Message, early bool) {
 	if err != nil {
 		r.conn.srv.logger().Debug("mcp: writing response", "method", r.method, "err", err)
 	}
+	r.endServerSpan(m)
 }
 
 // receive handles one decoded message from the client. Requests run on
@@ -275,7 +290,8 @@ func (c *conn) receive(ctx context.Context, m *jsonrpc.Message, out sender, asyn
 	case m.IsResponse():
 		c.deliver(m)
 	case m.IsNotification():
-		c.notification(m)
+		_, stdio := out.(lineSender)
+		c.srv.tel.serverNotification(ctx, c, m, stdio, func() { c.notification(m) })
 	default:
 		if async && m.Method != MethodInitialize { // initialize is ordered before what follows
 			c.wg.Add(1)
@@ -340,7 +356,8 @@ func (c *conn) notification(m *jsonrpc.Message) {
 // waiting for one (as a request in flight, which a cancellation or its
 // timeout ends) when all are taken, up to the queue's bound.
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start time.Time) {
-	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
+	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out, started: start}
+	ctx = c.srv.tel.startServerSpan(ctx, req)
 	// ping and initialize run at once whatever else does: they cost
 	// nothing, and a client needs them answered while its work runs.
 	slot := m.Method != MethodPing && m.Method != MethodInitialize
@@ -651,6 +668,15 @@ func (c *conn) close() {
 	}
 	c.mu.Unlock()
 	c.srv.untrack(c)
+	_, stdio := c.out.(lineSender)
+	c.srv.tel.sessionEnded(c, stdio)
+}
+
+// openSession names a stateful connection (a stdio client, a legacy HTTP
+// session) and starts its clock.
+func (c *conn) openSession(id string) {
+	c.session = id
+	c.opened = time.Now()
 }
 
 // busy reports whether a request of c is in flight.

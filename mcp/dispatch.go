@@ -158,6 +158,10 @@ type metaCache struct {
 const maxCachedMetas = 64
 
 func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
+	// The trace context differs from request to request: the rest is
+	// what is kept (the server's telemetry reads the trace context from
+	// the request itself).
+	raw = withoutTraceContext(raw)
 	c.mu.Lock()
 	m := c.m[string(raw)]
 	c.mu.Unlock()
@@ -182,6 +186,31 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 	c.m[string(raw)] = m
 	c.mu.Unlock()
 	return m, nil
+}
+
+// withoutTraceContext returns the _meta object raw without its trace
+// context members; raw itself when it has none.
+func withoutTraceContext(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`"trace`)) && !bytes.Contains(raw, []byte(`"baggage"`)) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	out = append(out, '{')
+	_, err := jsonvalue.Object(raw, 0, func(key string, start, end int) {
+		switch key {
+		case "traceparent", "tracestate", "baggage":
+			return
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(jsonvalue.AppendString(out, key), ':')
+		out = append(out, raw[start:end]...)
+	})
+	if err != nil {
+		return raw
+	}
+	return append(out, '}')
 }
 
 func describeJSONError(err error) string {

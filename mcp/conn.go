@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/toolwire/toolwire/internal/ctxkey"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -84,7 +82,7 @@ type conn struct {
 
 func newConn(s *Server, out sender) *conn {
 	s.init()
-	s.telOnce.Do(func() { s.tel = s.Telemetry.instruments("server", trace.SpanKindServer) })
+	s.telOnce.Do(s.makeInstruments)
 	return &conn{srv: s, out: out, sem: make(chan struct{}, s.maxConcurrent())}
 }
 
@@ -111,6 +109,9 @@ type request struct {
 	// once the response is out: an HTTP handler must not end before.
 	answerMu sync.Mutex
 	answered bool
+	// queued is set while the request holds a place in the queue for a
+	// slot; guarded by conn.mu.
+	queued bool
 
 	// Set by resolve, from _meta (modern) or the session (legacy).
 	modern        bool
@@ -130,9 +131,6 @@ type request struct {
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
 	deadline time.Time
-	// queued is set while the request holds a place in the queue for a
-	// slot; guarded by conn.mu.
-	queued bool
 
 	// Multi round-trip state.
 	mu        sync.Mutex
@@ -150,13 +148,8 @@ type request struct {
 	parts *responseParts
 	buf   *[]byte
 
-	// span is the request's server span, from its arrival (started) to
-	// its response; traceMeta is its params._meta once traceMetaRead
-	// (see metaCarrier).
-	span          trace.Span
-	started       time.Time
-	traceMeta     []byte
-	traceMetaRead bool
+	// op is the request's telemetry, when there is any (see serverOp).
+	op *serverOp
 }
 
 // responseParts is what a request's response is made of until it is
@@ -356,8 +349,8 @@ func (c *conn) notification(m *jsonrpc.Message) {
 // waiting for one (as a request in flight, which a cancellation or its
 // timeout ends) when all are taken, up to the queue's bound.
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start time.Time) {
-	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out, started: start}
-	ctx = c.srv.tel.startServerSpan(ctx, req)
+	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
+	ctx = c.srv.tel.startServerSpan(ctx, req, start)
 	// ping and initialize run at once whatever else does: they cost
 	// nothing, and a client needs them answered while its work runs.
 	slot := m.Method != MethodPing && m.Method != MethodInitialize

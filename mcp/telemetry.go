@@ -5,8 +5,11 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -17,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolwire/toolwire/internal/ctxkey"
 	"github.com/toolwire/toolwire/internal/jsonvalue"
@@ -107,6 +111,7 @@ const maxTraceValue = 8192
 // instruments are the tracer, histograms and propagator of one side (client
 // or server), made once from a Telemetry.
 type instruments struct {
+	tp        trace.TracerProvider // nil: the global one, at each use
 	tracer    trace.Tracer
 	prop      propagation.TextMapPropagator // nil: the global one, at each use
 	operation metric.Float64Histogram
@@ -114,6 +119,86 @@ type instruments struct {
 	// startOpts are the options every span starts with (its kind), made
 	// once: a variadic slice made per span would be allocated.
 	startOpts []trace.SpanStartOption
+	// attrs lends the slices a span's attributes are gathered in (the SDK
+	// copies them); recordOpts holds the options that record a metric
+	// with each set of attributes seen, made once per set.
+	attrs      sync.Pool
+	recordOpts sync.Map // attrKey -> []metric.RecordOption
+	cachedSets atomic.Int32
+	// off holds the tracer provider found to make no spans (OpenTelemetry's
+	// global one before a program installs an SDK), and none the span
+	// that stands for the spans not made: a request then starts none,
+	// which would allocate (see start).
+	off  atomic.Pointer[offProvider]
+	none trace.Span
+}
+
+// offProvider is a tracer provider that makes no spans.
+type offProvider struct{ tp trace.TracerProvider }
+
+// start starts a span named name in ctx, unless the provider is known to
+// make none: then it returns ctx and ins.none. A provider is known so
+// when a span it started in a context without a span had no trace id
+// (every SDK gives one to every span, sampled or not); OpenTelemetry's
+// global provider changes identity when a program installs an SDK, so a
+// span is started again from then on.
+func (ins *instruments) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	tp := ins.tp
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if off := ins.off.Load(); off != nil && off.tp == tp {
+		return ctx, ins.none
+	}
+	sctx, span := ins.tracer.Start(ctx, name, ins.startOpts...)
+	if !span.IsRecording() && !span.SpanContext().IsValid() && reflect.TypeOf(tp).Comparable() {
+		ins.off.Store(&offProvider{tp})
+	}
+	return sctx, span
+}
+
+// maxCachedAttrs is the most attributes of a metric whose record options
+// are kept; maxCachedSets bounds the sets kept.
+const (
+	maxCachedAttrs = 12
+	maxCachedSets  = 1024
+)
+
+// attrKey is a set of metric attributes as a map key.
+type attrKey [maxCachedAttrs]attribute.KeyValue
+
+// record records a duration in seconds with attributes attrs.
+func (ins *instruments) record(ctx context.Context, h metric.Float64Histogram, seconds float64, attrs []attribute.KeyValue) {
+	if len(attrs) > maxCachedAttrs {
+		h.Record(ctx, seconds, metric.WithAttributes(attrs...))
+		return
+	}
+	var k attrKey
+	copy(k[:], attrs)
+	if opts, ok := ins.recordOpts.Load(k); ok {
+		h.Record(ctx, seconds, opts.([]metric.RecordOption)...)
+		return
+	}
+	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	if ins.cachedSets.Add(1) <= maxCachedSets {
+		ins.recordOpts.Store(k, opts)
+	}
+	h.Record(ctx, seconds, opts...)
+}
+
+// attrBuf lends a slice to gather attributes in; give it back with
+// putAttrs.
+func (ins *instruments) attrBuf() *[]attribute.KeyValue {
+	if b, ok := ins.attrs.Get().(*[]attribute.KeyValue); ok {
+		return b
+	}
+	b := make([]attribute.KeyValue, 0, 20)
+	return &b
+}
+
+func (ins *instruments) putAttrs(b *[]attribute.KeyValue, attrs []attribute.KeyValue) {
+	*b = attrs[:0] // the values left in it go with the pool at a collection
+	ins.attrs.Put(b)
 }
 
 // instruments makes the instruments of one side: "client" or "server".
@@ -128,6 +213,8 @@ func (t Telemetry) instruments(side string, kind trace.SpanKind) *instruments {
 	}
 	meter := mp.Meter(instrumentationName)
 	ins := &instruments{
+		tp:        t.TracerProvider,
+		none:      tracenoop.Span{},
 		tracer:    tp.Tracer(instrumentationName),
 		prop:      t.Propagator,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(kind)},
@@ -138,6 +225,10 @@ func (t Telemetry) instruments(side string, kind trace.SpanKind) *instruments {
 		"The duration of MCP sessions as the "+side+" sees them.")
 	return ins
 }
+
+// makeInstruments makes the server's instruments from its Telemetry, when
+// it starts serving.
+func (s *Server) makeInstruments() { s.tel = s.Telemetry.instruments("server", trace.SpanKindServer) }
 
 // histogram makes a duration histogram with the conventions' buckets; one
 // the meter refuses (it reports why to otel's error handler) records
@@ -221,27 +312,69 @@ func hostPort(attrs []attribute.KeyValue, addr string, hostKey, portKey attribut
 // itself, so that handing it to a propagator allocates nothing.
 type metaCarrier request
 
-// meta returns the request's params._meta, found once; nil when there is
-// none or it is not an object.
-func (c *metaCarrier) meta() []byte {
-	if !c.traceMetaRead {
-		c.traceMetaRead = true
-		p := c.params
-		if len(p) > 0 && p[0] == '{' {
-			_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
-				if key == "_meta" && p[start] == '{' {
-					c.traceMeta = p[start:end]
-				}
-			})
-		}
+// serverOp is the telemetry of a request being served, made only when
+// there is some: its span (when recording or its duration measured), when
+// it arrived, and what its params._meta holds for the propagator, read
+// once the propagator asks (see metaCarrier).
+type serverOp struct {
+	span    trace.Span
+	started time.Time
+	// meta is params._meta (nil when there is none or it is not an
+	// object), and w3c its W3C trace context members (the JSON strings);
+	// set once metaRead.
+	meta     []byte
+	w3c      [3][]byte
+	metaRead bool
+}
+
+// w3cKeys are the _meta members of the W3C trace context, in the order of
+// traceMeta.w3c.
+var w3cKeys = [3]string{"traceparent", "tracestate", "baggage"}
+
+// fields reads the request's _meta, in one pass, the first time.
+func (c *metaCarrier) fields() *serverOp {
+	if c.op == nil {
+		c.op = new(serverOp)
 	}
-	return c.traceMeta
+	t := c.op
+	if t.metaRead {
+		return t
+	}
+	t.metaRead = true
+	p := c.params
+	if len(p) == 0 || p[0] != '{' {
+		return t
+	}
+	_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
+		if key == "_meta" && p[start] == '{' {
+			t.meta = p[start:end]
+		}
+	})
+	_, _ = jsonvalue.Object(t.meta, 0, func(key string, start, end int) {
+		for i, k := range w3cKeys {
+			if key == k && t.meta[start] == '"' {
+				t.w3c[i] = t.meta[start:end]
+			}
+		}
+	})
+	return t
 }
 
 // Get returns the string member key of _meta; "" when there is none, it
 // is not a string, or it is longer than maxTraceValue.
 func (c *metaCarrier) Get(key string) string {
-	raw := stringMember(c.meta(), key)
+	t := c.fields()
+	var raw []byte
+	switch key {
+	case w3cKeys[0]:
+		raw = t.w3c[0]
+	case w3cKeys[1]:
+		raw = t.w3c[1]
+	case w3cKeys[2]:
+		raw = t.w3c[2]
+	default:
+		raw = stringMember(t.meta, key)
+	}
 	if raw == nil || len(raw) > maxTraceValue+2 {
 		return ""
 	}
@@ -272,7 +405,7 @@ func (c *metaCarrier) Set(string, string) {}
 
 // Keys returns the names of the string members of _meta.
 func (c *metaCarrier) Keys() []string {
-	meta := c.meta()
+	meta := c.fields().meta
 	var keys []string
 	if meta != nil {
 		_, _ = jsonvalue.Object(meta, 0, func(k string, start, _ int) {
@@ -288,24 +421,34 @@ func (c *metaCarrier) Keys() []string {
 // returns the context the request runs in. The trace context in the
 // request's _meta is the span's parent; the span of ctx (an HTTP server
 // span) is then linked.
-func (ins *instruments) startServerSpan(ctx context.Context, req *request) context.Context {
+func (ins *instruments) startServerSpan(ctx context.Context, req *request, start time.Time) context.Context {
 	pctx := ins.propagator().Extract(ctx, (*metaCarrier)(req))
-	sctx, span := ins.tracer.Start(pctx, knownMethod(req.method), ins.startOpts...)
-	if span.IsRecording() {
+	sctx, span := ins.start(pctx, knownMethod(req.method))
+	recording := span.IsRecording()
+	if !recording && !ins.operation.Enabled(sctx) {
+		return sctx // a span that records nothing needs no end
+	}
+	if req.op == nil {
+		req.op = new(serverOp)
+	}
+	req.op.span, req.op.started = span, start
+	if recording {
 		ambient := trace.SpanContextFromContext(ctx)
 		if remote := trace.SpanContextFromContext(pctx); ambient.IsValid() && !remote.Equal(ambient) {
 			span.AddLink(trace.Link{SpanContext: ambient})
 		}
 	}
-	req.span = span
 	return sctx
 }
 
 // endServerSpan ends the span of request r, answered with m (nil when it
 // was cancelled), and records its duration.
 func (r *request) endServerSpan(m *jsonrpc.Message) {
+	if r.op == nil || r.op.span == nil {
+		return // no telemetry
+	}
 	ins := r.conn.srv.tel
-	span := r.span
+	span := r.op.span
 	recording := span.IsRecording()
 	measuring := ins.operation.Enabled(r)
 	if !recording && !measuring {
@@ -317,8 +460,9 @@ func (r *request) endServerSpan(m *jsonrpc.Message) {
 	// Attributes for the span and the metric alike; a name only when the
 	// server knows it, so that a client cannot make metrics of any
 	// cardinality.
-	attrs := make([]attribute.KeyValue, 0, 16)
-	attrs = append(attrs, keyMethod.String(method))
+	buf := ins.attrBuf()
+	attrs := append(*buf, keyMethod.String(method))
+	defer func() { ins.putAttrs(buf, attrs) }()
 	target := ""
 	switch r.method {
 	case MethodToolsCall:
@@ -363,7 +507,7 @@ func (r *request) endServerSpan(m *jsonrpc.Message) {
 		failed = false
 	}
 	if measuring {
-		ins.operation.Record(r, time.Since(r.started).Seconds(), metric.WithAttributes(attrs...))
+		ins.record(r, ins.operation, time.Since(r.op.started).Seconds(), attrs)
 	}
 	if !recording {
 		span.End()
@@ -421,10 +565,12 @@ func httpVersion(major, minor int) string {
 // from the client, which handle handles.
 func (ins *instruments) serverNotification(ctx context.Context, c *conn, m *jsonrpc.Message, stdio bool, handle func()) {
 	req := request{method: m.Method, params: m.Params}
-	start := time.Now()
-	_ = ins.startServerSpan(ctx, &req)
+	_ = ins.startServerSpan(ctx, &req, time.Now())
 	handle()
-	span := req.span
+	if req.op == nil || req.op.span == nil {
+		return // no telemetry
+	}
+	span := req.op.span
 	recording := span.IsRecording()
 	measuring := ins.operation.Enabled(ctx)
 	if !recording && !measuring {
@@ -445,7 +591,7 @@ func (ins *instruments) serverNotification(ctx context.Context, c *conn, m *json
 		attrs = append(attrs, keyProtocolVersion.String(version))
 	}
 	if measuring {
-		ins.operation.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+		ins.record(ctx, ins.operation, time.Since(req.op.started).Seconds(), attrs)
 	}
 	if recording {
 		if !stdio && c.session != "" {
@@ -555,7 +701,7 @@ func (s *ClientSession) startCall(ctx context.Context, method string, p *Params)
 		}
 	}
 	if op.span == nil {
-		ctx, op.span = ins.tracer.Start(ctx, method, ins.startOpts...)
+		ctx, op.span = ins.start(ctx, method)
 		op.own = true
 	}
 	if ins.operation.Enabled(ctx) {
@@ -649,8 +795,9 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		}
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 16)
-	attrs = append(attrs, keyMethod.String(method))
+	buf := ins.attrBuf()
+	attrs := append(*buf, keyMethod.String(method))
+	defer func() { ins.putAttrs(buf, attrs) }()
 	target := ""
 	switch p := params.(type) {
 	case *CallToolParams:
@@ -681,7 +828,7 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		}
 	}
 	if measuring {
-		ins.operation.Record(ctx, time.Since(op.start).Seconds(), metric.WithAttributes(attrs...))
+		ins.record(ctx, ins.operation, time.Since(op.start).Seconds(), attrs)
 	}
 	if !recording {
 		if op.own {

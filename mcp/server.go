@@ -129,10 +129,15 @@ type Server struct {
 	// close it at any time); an HTTP+SSE session ends with its stream, so
 	// its stream is not closed while a request of it runs.
 	StreamIdleTimeout time.Duration
+	// Telemetry says where the server's spans and metrics go (see
+	// Telemetry); the zero value uses OpenTelemetry's global providers.
+	Telemetry Telemetry
 
 	once      sync.Once
-	results   sync.Pool // *[]byte buffers results are encoded into
-	parts     sync.Pool // *responseParts of responses being written
+	telOnce   sync.Once
+	tel       *instruments // made from Telemetry when serving begins
+	results   sync.Pool    // *[]byte buffers results are encoded into
+	parts     sync.Pool    // *responseParts of responses being written
 	metas     metaCache
 	mu        sync.RWMutex
 	tools     tool.Registry

@@ -50,7 +50,7 @@ func WithCallID(ctx context.Context, id string) context.Context {
 }
 
 // spanInfo is what a tool's execute_tool spans start with, made when the
-// tool is registered.
+// tool is registered: attrs[1] is gen_ai.tool.name.
 type spanInfo struct {
 	name  string
 	attrs []attribute.KeyValue
@@ -98,6 +98,10 @@ func (r *Registry) traced(ctx context.Context, name string, call func(context.Co
 	}
 	defer span.End()
 	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
+	// The span's tool is the one the registry called, as its name says,
+	// though an MCP client that added its attributes to the span named the
+	// tool as its server calls it.
+	span.SetAttributes(si.attrs[1])
 	switch {
 	case err != nil:
 		span.SetAttributes(semconv.ErrorTypeKey.String(callErrorType(err)))

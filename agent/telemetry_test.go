@@ -138,12 +138,12 @@ func TestSpans(t *testing.T) {
 		}
 		got := attrs(sp)
 		for k, v := range tt.want {
-			if g, ok := got[k]; !ok || g.Emit() != v {
-				t.Errorf("%s: %s = %q, want %q", tt.span, k, g.Emit(), v)
+			if g, ok := got[k]; !ok || g.String() != v {
+				t.Errorf("%s: %s = %q, want %q", tt.span, k, g.String(), v)
 			}
 		}
 		if _, ok := got["error.type"]; ok && tt.want["error.type"] == "" {
-			t.Errorf("%s: error.type %s on a success", tt.span, got["error.type"].Emit())
+			t.Errorf("%s: error.type %s on a success", tt.span, got["error.type"].String())
 		}
 	}
 }
@@ -156,12 +156,12 @@ func TestContentOptIn(t *testing.T) {
 		found := map[string]bool{}
 		for _, sp := range tracedRun(t, capture) {
 			for k, v := range attrs(sp) {
-				all.WriteString(v.Emit())
+				all.WriteString(v.String())
 				found[k] = true
 			}
 			for _, e := range sp.Events() {
 				for _, kv := range e.Attributes {
-					all.WriteString(kv.Value.Emit())
+					all.WriteString(kv.Value.String())
 				}
 			}
 			all.WriteString(sp.Status().Description)

@@ -60,7 +60,7 @@ func TestChatTelemetry(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	got := map[string]string{}
 	for _, kv := range spans[0].Attributes() {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	want := map[string]string{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-t",
@@ -75,8 +75,8 @@ func TestChatTelemetry(t *testing.T) {
 	if ev := spans[0].Events(); len(ev) != 1 || ev[0].Name != "retry" {
 		t.Errorf("events %v, want one retry", ev)
 	} else if a := attribute.NewSet(ev[0].Attributes...); a.HasValue("error.type") {
-		if v, _ := a.Value("error.type"); v.Emit() != "503" {
-			t.Errorf("the retry's error.type is %s, want 503", v.Emit())
+		if v, _ := a.Value("error.type"); v.String() != "503" {
+			t.Errorf("the retry's error.type is %s, want 503", v.String())
 		}
 	}
 	for k, v := range got {

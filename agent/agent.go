@@ -21,7 +21,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/telemetry"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -36,6 +39,14 @@ const (
 // call Run; an Agent may run several conversations at once.
 type Agent struct {
 	Model model.Model
+	// Name names the agent in telemetry (gen_ai.agent.name, and the span
+	// "invoke_agent {Name}"); it may be empty.
+	Name string
+	// Telemetry says where the run's invoke_agent span goes (see
+	// telemetry.Config; the zero value uses otel's global provider). The
+	// model's chat spans and the registry's execute_tool spans are theirs:
+	// see model.Instrument and tool.Registry.SetTelemetry.
+	Telemetry telemetry.Config
 	// Tools are the tools the model may call. Nil means none.
 	Tools *tool.Registry
 	// System is the system prompt.
@@ -104,8 +115,10 @@ type Result struct {
 // Run sends history (ending with the user's message) to the model and
 // loops until the model answers without tool calls. The Result holds the
 // conversation so far even when an error ends the run.
-func (a *Agent) Run(ctx context.Context, history []model.Message) (*Result, error) {
-	res := &Result{Messages: slices.Clone(history)}
+func (a *Agent) Run(ctx context.Context, history []model.Message) (res *Result, err error) {
+	ctx, span := a.startRun(ctx)
+	defer func() { endRun(span, res, err) }()
+	res = &Result{Messages: slices.Clone(history)}
 	failures := map[string]int{}
 	maxTurns := orDefault(a.MaxTurns, DefaultMaxTurns)
 	search := a.newSearchRun(history)
@@ -293,6 +306,9 @@ func (a *Agent) runCall(ctx context.Context, call model.ToolCall) (model.ToolRes
 	a.emit(Event{Type: EventToolStart, CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	if a.OnEvent != nil || a.Elicit != nil || a.Sample != nil {
 		ctx = tool.WithClient(ctx, &callClient{a: a, call: call})
+	}
+	if trace.SpanFromContext(ctx).IsRecording() {
+		ctx = tool.WithCallID(ctx, call.ID) // for the execute_tool span
 	}
 	res, refs, searched := searchRunOf(ctx).intercept(ctx, call)
 	var err error

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/schema"
 	"github.com/toolwire/toolwire/tool"
@@ -54,6 +57,9 @@ type Client struct {
 	LogLevel LoggingLevel
 	// Logger receives the client's diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// Telemetry says where the client's spans and metrics go (see
+	// Telemetry); the zero value uses OpenTelemetry's global providers.
+	Telemetry Telemetry
 }
 
 // ClientTransport carries a client's messages to one server: see
@@ -160,13 +166,20 @@ type ClientSession struct {
 	// epoch counts them.
 	reinit sync.Mutex
 	epoch  atomic.Int64
+
+	// tel makes the session's spans and metrics, with netAttrs, the
+	// transport's attributes; opened is when Connect began.
+	tel      *instruments
+	netAttrs []attribute.KeyValue
+	opened   time.Time
 }
 
 // Connect opens a session with the server behind t, settling the protocol
 // era: 2026-07-28 when the server answers server/discover, else the legacy
 // initialize handshake.
 func (c *Client) Connect(ctx context.Context, t ClientTransport) (*ClientSession, error) {
-	s := &ClientSession{client: c, toolCache: map[string]tool.Info{}}
+	s := &ClientSession{client: c, toolCache: map[string]tool.Info{}, opened: time.Now(),
+		tel: c.Telemetry.instruments("client", trace.SpanKindClient), netAttrs: clientNetAttrs(t)}
 	var conn clientConn
 	if b, ok := builtin(t); ok {
 		var err error
@@ -306,7 +319,18 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	s.version, s.serverInfo, s.caps, s.instr = res.ProtocolVersion, res.ServerInfo, res.Capabilities, res.Instructions
 	s.mu.Unlock()
 	s.conn.setLegacy(res.ProtocolVersion)
-	if err := s.conn.send(ctx, &jsonrpc.Message{Method: NotificationInitialized}); err != nil {
+	var p Params
+	err = s.clientNotification(ctx, NotificationInitialized, &p, func(ctx context.Context) error {
+		m := &jsonrpc.Message{Method: NotificationInitialized}
+		if p.Meta != nil {
+			var err error
+			if m.Params, err = jsonrpc.Marshal(&p); err != nil {
+				return err
+			}
+		}
+		return s.conn.send(ctx, m)
+	})
+	if err != nil {
 		return fmt.Errorf("sending notifications/initialized: %w", err)
 	}
 	if c.LogLevel != "" && s.caps.Logging != nil {
@@ -354,6 +378,7 @@ func (s *ClientSession) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.sessionEnded(s.Err())
 	return s.conn.close()
 }
 
@@ -367,7 +392,7 @@ type RequestParams interface{ params() *Params }
 // the modern era it carries the request's _meta and, when the server
 // answers input_required, fulfils the input requests with the client's
 // handlers and retries. A JSON-RPC error comes back as a *jsonrpc.Error.
-func (s *ClientSession) Call(ctx context.Context, method string, params RequestParams, result any) error {
+func (s *ClientSession) Call(ctx context.Context, method string, params RequestParams, result any) (err error) {
 	if params == nil {
 		params = &Params{}
 	}
@@ -388,11 +413,13 @@ func (s *ClientSession) Call(ctx context.Context, method string, params RequestP
 			s.fillMeta(p.Meta)
 		}
 	}
+	ctx, op := s.startCall(ctx, method, p)
+	defer func() { s.endCall(ctx, &op, method, params, result, err) }()
 	h := s.headers(method, params)
 	retried := false
 	for round := 0; ; round++ {
 		epoch := s.epoch.Load()
-		raw, err := s.roundTrip(ctx, method, params, h)
+		raw, err := s.roundTrip(ctx, method, params, h, &op)
 		if err != nil && !s.modern && !retried && method != MethodInitialize && errors.Is(err, errSessionExpired) {
 			// A legacy server forgot the session: start a new one and
 			// retry the request once.
@@ -499,8 +526,9 @@ func decodeResult(method string, raw json.RawMessage, result any) error {
 	return nil
 }
 
-func (s *ClientSession) roundTrip(ctx context.Context, method string, params any, h callHeaders) (json.RawMessage, error) {
+func (s *ClientSession) roundTrip(ctx context.Context, method string, params any, h callHeaders, op *clientOp) (json.RawMessage, error) {
 	id := jsonrpc.Int64ID(s.nextID.Add(1))
+	op.id = id
 	p, err := marshalParams(params, s.meta, s.metaJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s params: %w", method, err)

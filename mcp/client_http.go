@@ -553,6 +553,13 @@ func (c *httpConn) close() error {
 // headers, and so must refuse tools with invalid x-mcp-header annotations.
 func (c *httpConn) isHTTP() {}
 
+// legacySession is the id of the legacy session; "" for none.
+func (c *httpConn) legacySession() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
 // pendingSet holds the requests awaiting a response, by id.
 type pendingSet struct {
 	mu  sync.Mutex

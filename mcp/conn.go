@@ -75,10 +75,14 @@ type conn struct {
 	// middleware stored them).
 	detached context.Context
 	closed   bool // close ran; guarded by mu
+	// opened is when a session (stdio, legacy HTTP) began: see
+	// openSession.
+	opened time.Time
 }
 
 func newConn(s *Server, out sender) *conn {
 	s.init()
+	s.telOnce.Do(s.makeInstruments)
 	return &conn{srv: s, out: out, sem: make(chan struct{}, s.maxConcurrent())}
 }
 
@@ -105,6 +109,9 @@ type request struct {
 	// once the response is out: an HTTP handler must not end before.
 	answerMu sync.Mutex
 	answered bool
+	// queued is set while the request holds a place in the queue for a
+	// slot; guarded by conn.mu.
+	queued bool
 
 	// Set by resolve, from _meta (modern) or the session (legacy).
 	modern        bool
@@ -124,9 +131,6 @@ type request struct {
 	// deadline is when Server.RequestTimeout ends the request (zero for
 	// subscriptions/listen, and once ended); guarded by conn.mu.
 	deadline time.Time
-	// queued is set while the request holds a place in the queue for a
-	// slot; guarded by conn.mu.
-	queued bool
 
 	// Multi round-trip state.
 	mu        sync.Mutex
@@ -143,6 +147,9 @@ type request struct {
 	// written (recycle); nil before the result.
 	parts *responseParts
 	buf   *[]byte
+
+	// op is the request's telemetry, when there is any (see serverOp).
+	op *serverOp
 }
 
 // responseParts is what a request's response is made of until it is
@@ -265,6 +272,7 @@ func (r *request) answer(m *jsonrpc.Message, early bool) {
 	if err != nil {
 		r.conn.srv.logger().Debug("mcp: writing response", "method", r.method, "err", err)
 	}
+	r.endServerSpan(m)
 }
 
 // receive handles one decoded message from the client. Requests run on
@@ -275,7 +283,8 @@ func (c *conn) receive(ctx context.Context, m *jsonrpc.Message, out sender, asyn
 	case m.IsResponse():
 		c.deliver(m)
 	case m.IsNotification():
-		c.notification(m)
+		_, stdio := out.(lineSender)
+		c.srv.tel.serverNotification(ctx, c, m, stdio, func() { c.notification(m) })
 	default:
 		if async && m.Method != MethodInitialize { // initialize is ordered before what follows
 			c.wg.Add(1)
@@ -341,6 +350,7 @@ func (c *conn) notification(m *jsonrpc.Message) {
 // timeout ends) when all are taken, up to the queue's bound.
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start time.Time) {
 	req := &request{conn: c, id: m.ID, method: m.Method, params: m.Params, out: out}
+	ctx = c.srv.tel.startServerSpan(ctx, req, start)
 	// ping and initialize run at once whatever else does: they cost
 	// nothing, and a client needs them answered while its work runs.
 	slot := m.Method != MethodPing && m.Method != MethodInitialize
@@ -651,6 +661,15 @@ func (c *conn) close() {
 	}
 	c.mu.Unlock()
 	c.srv.untrack(c)
+	_, stdio := c.out.(lineSender)
+	c.srv.tel.sessionEnded(c, stdio)
+}
+
+// openSession names a stateful connection (a stdio client, a legacy HTTP
+// session) and starts its clock.
+func (c *conn) openSession(id string) {
+	c.session = id
+	c.opened = time.Now()
 }
 
 // busy reports whether a request of c is in flight.

@@ -158,8 +158,13 @@ type metaCache struct {
 const maxCachedMetas = 64
 
 func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
+	// The trace context differs from request to request: the rest is
+	// the key, and what is kept (the server's telemetry reads the trace
+	// context from the request itself).
+	var buf [512]byte
+	key := withoutTraceContext(buf[:0], raw)
 	c.mu.Lock()
-	m := c.m[string(raw)]
+	m := c.m[string(key)]
 	c.mu.Unlock()
 	if m != nil {
 		return m, nil
@@ -175,13 +180,38 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 	if m.ProgressToken != nil {
 		return m, nil // one request's own
 	}
+	m.Traceparent, m.Tracestate, m.Baggage = "", "", ""
 	c.mu.Lock()
 	if len(c.m) >= maxCachedMetas || c.m == nil {
 		c.m = map[string]*RequestMeta{}
 	}
-	c.m[string(raw)] = m
+	c.m[string(key)] = m
 	c.mu.Unlock()
 	return m, nil
+}
+
+// withoutTraceContext returns the _meta object raw without its trace
+// context members, appended to dst; raw itself when it has none.
+func withoutTraceContext(dst, raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`"trace`)) && !bytes.Contains(raw, []byte(`"baggage"`)) {
+		return raw
+	}
+	out := append(dst, '{')
+	_, err := jsonvalue.Object(raw, 0, func(key string, start, end int) {
+		switch key {
+		case "traceparent", "tracestate", "baggage":
+			return
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(jsonvalue.AppendString(out, key), ':')
+		out = append(out, raw[start:end]...)
+	})
+	if err != nil {
+		return raw
+	}
+	return append(out, '}')
 }
 
 func describeJSONError(err error) string {

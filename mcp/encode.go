@@ -97,12 +97,37 @@ func marshalParams(params any, meta *RequestMeta, metaJSON []byte) (json.RawMess
 			dst := make([]byte, 0, 32+len(metaJSON)+len(p.Name)+len(p.Arguments))
 			dst = append(append(append(dst, `{"_meta":`...), metaJSON...), ',')
 			return appendCallToolParams(dst, p)
+		case p.Meta.traceOf != nil && p.Meta.traceOf == meta && metaJSON != nil:
+			// meta and the trace context (see Telemetry).
+			dst := make([]byte, 0, 128+len(metaJSON)+len(p.Name)+len(p.Arguments))
+			dst = append(append(dst, `{"_meta":`...), metaJSON[:len(metaJSON)-1]...)
+			dst = append(appendTraceMembers(append(dst, ','), p.Meta), '}', ',')
+			return appendCallToolParams(dst, p)
+		case p.Meta.traceOnly():
+			// The trace context alone (legacy).
+			dst := make([]byte, 0, 128+len(p.Name)+len(p.Arguments))
+			dst = append(appendTraceMembers(append(dst, `{"_meta":{`...), p.Meta), '}', ',')
+			return appendCallToolParams(dst, p)
 		}
 	}
 	if params == nil {
 		return nil, nil
 	}
 	return jsonrpc.Marshal(params)
+}
+
+// appendTraceMembers writes the trace context members of m, as
+// encoding/json writes them, without braces; m has at least one.
+func appendTraceMembers(dst []byte, m *RequestMeta) []byte {
+	sep := ""
+	for _, kv := range [...][2]string{{"traceparent", m.Traceparent}, {"tracestate", m.Tracestate}, {"baggage", m.Baggage}} {
+		if kv[1] != "" {
+			dst = append(append(append(append(dst, sep...), '"'), kv[0]...), `":`...)
+			dst = jsonvalue.AppendString(dst, kv[1])
+			sep = ","
+		}
+	}
+	return dst
 }
 
 // appendCallToolParams writes what encoding/json writes for p (without

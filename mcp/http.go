@@ -712,7 +712,7 @@ func (h *HTTPHandler) newSession(r *http.Request, now time.Time) *httpSession {
 	sess := &httpSession{id: hex.EncodeToString(b), owner: callerID(r.Context()), ctx: ctx, cancel: cancel, lastUsed: now, events: newEventLog()}
 	sess.standalone = &sessionOut{events: sess.events}
 	sess.conn = newConn(h.Server, sess.standalone)
-	sess.conn.session = sess.id
+	sess.conn.openSession(sess.id)
 	sess.conn.detached = context.WithoutCancel(ctx) // end closes the conn
 	h.mu.Lock()
 	defer h.mu.Unlock()

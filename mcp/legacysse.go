@@ -84,7 +84,7 @@ func (h *SSEHandler) stream(w http.ResponseWriter, r *http.Request) {
 	sw := startHeldSSE(w)
 	out := &sseSender{w: sw}
 	sess := &sseSession{conn: newConn(h.Server, out), out: out, owner: callerID(r.Context())}
-	sess.conn.session = id
+	sess.conn.openSession(id)
 	// Requests end with the stream (the deferred close ends them), and
 	// see the values of the POST that carried them.
 	sess.conn.detached = context.WithoutCancel(r.Context())

@@ -136,9 +136,15 @@ type Server struct {
 	// caller found.
 	ToolFilter func(ctx context.Context, tools []tool.Tool) []tool.Tool
 
+	// Telemetry says where the server's spans and metrics go (see
+	// Telemetry); the zero value uses OpenTelemetry's global providers.
+	Telemetry Telemetry
+
 	once      sync.Once
-	results   sync.Pool // *[]byte buffers results are encoded into
-	parts     sync.Pool // *responseParts of responses being written
+	telOnce   sync.Once
+	tel       *instruments // made from Telemetry when serving begins
+	results   sync.Pool    // *[]byte buffers results are encoded into
+	parts     sync.Pool    // *responseParts of responses being written
 	metas     metaCache
 	infoJSON  atomic.Pointer[infoJSON] // Info for results' _meta (serverInfoValue)
 	mu        sync.RWMutex

@@ -315,7 +315,8 @@ func (l *eventLog) detach(s *eventStream, w *sseWriter) {
 // net/http's without Unwrap.
 type postSender struct {
 	w   http.ResponseWriter
-	log *eventLog // legacy sessions log their streams
+	req *http.Request // for the request's span: its peer and protocol
+	log *eventLog     // legacy sessions log their streams
 	// jsonType is the Content-Type header's value of a JSON answer: part
 	// of the sender, not an allocation of its own.
 	jsonType [1]string
@@ -356,7 +357,7 @@ type postWork struct {
 func (p *postSender) run() { p.work.conn.serve(p.work.ctx, p.work.msg, p, p.start) }
 
 func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool, start time.Time) *postSender {
-	p := &postSender{w: w, log: log, modern: modern, bufs: &s.results, start: start}
+	p := &postSender{w: w, req: r, log: log, modern: modern, bufs: &s.results, start: start}
 	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {

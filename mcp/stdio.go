@@ -39,7 +39,7 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	lw := jsonrpc.NewLineWriter(w)
 	out := lineSender{lw}
 	c := newConn(s, out)
-	c.session = randomID()
+	c.openSession(randomID())
 	s.track(c)
 	defer c.close()
 

@@ -182,13 +182,32 @@ type ResourcesCapability struct {
 
 // RequestMeta is the _meta of a request: the progress token and, in
 // modern requests, the protocol version, client capabilities, client info
-// and log level. Other keys are not kept.
+// and log level; the W3C trace context a client sends (see Telemetry).
+// Other keys are not kept.
 type RequestMeta struct {
 	ProgressToken      json.RawMessage     `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
 	ClientInfo         *Implementation     `json:"io.modelcontextprotocol/clientInfo,omitempty"`
 	ClientCapabilities *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	LogLevel           LoggingLevel        `json:"io.modelcontextprotocol/logLevel,omitempty"`
+	// Traceparent, Tracestate and Baggage are the W3C trace context of
+	// the request, which a Client puts here from its context. A Server
+	// reads the trace context from the request as it came, not from here.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
+	Baggage     string `json:"baggage,omitempty"`
+
+	// traceOf, when set, is the meta this one copies, adding only the
+	// trace context: it is encoded as traceOf's encoding and the trace
+	// members.
+	traceOf *RequestMeta
+}
+
+// traceOnly reports whether m carries a trace context and nothing else.
+func (m *RequestMeta) traceOnly() bool {
+	return m.ProgressToken == nil && m.ProtocolVersion == "" && m.ClientInfo == nil &&
+		m.ClientCapabilities == nil && m.LogLevel == "" && m.traceOf == nil &&
+		(m.Traceparent != "" || m.Tracestate != "" || m.Baggage != "")
 }
 
 // Params is embedded in every request's params: its _meta, and the

@@ -153,7 +153,9 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, read func(resp *http.R
 		if produced || n >= e.Retry.retries() || !temporary(ctx, err) {
 			return err
 		}
-		t := time.NewTimer(e.Retry.delay(n, err))
+		wait := e.Retry.delay(n, err)
+		retried(ctx, n, err, wait)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

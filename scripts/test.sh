@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: installs the pinned npm peers the tests run
 # against (Node 22 with npx, the TypeScript SDK, reference servers) into
-# .cache, builds Ory Hydra there, then runs every Go test with the race
+# .cache, builds Ory Hydra and Jaeger there, then runs every Go test with the race
 # detector. Extra arguments go to go test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +18,9 @@ export TOOLWIRE_REQUIRE_NODE=1
 # the Redis handle store's: installed before any test needs them.
 ./scripts/install-redis.sh
 ./scripts/install-haproxy.sh
+# Jaeger all-in-one, the trace backend of the telemetry tests
+# (internal/testjaeger), built once into .cache/bin.
+./scripts/install-jaeger.sh >/dev/null
 go vet ./...
 # Go's test cache skips packages whose code and inputs did not change; CI
 # (CI=true) runs everything fresh.

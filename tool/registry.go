@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
@@ -32,6 +33,8 @@ type Registry struct {
 	argFns   []ArgsFunc // see UseArgs
 	// asks: see AskMissing.
 	asks bool
+	// tel: see SetTelemetry.
+	tel atomic.Pointer[tracing]
 }
 
 // entry is one registered tool.
@@ -40,6 +43,7 @@ type entry struct {
 	tool   Tool
 	pipe   *Pipeline
 	source string // "" for a tool added on its own
+	span   spanInfo
 }
 
 // preparedCaller is a tool that can take the completed arguments decoded,
@@ -66,7 +70,7 @@ func (r *Registry) compile(source string, tools []Tool) ([]*entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool registry: %w", err)
 		}
-		out[i] = &entry{name: info.Name, tool: t, pipe: p, source: source}
+		out[i] = &entry{name: info.Name, tool: t, pipe: p, source: source, span: newSpanInfo(t, info, source)}
 	}
 	return out, nil
 }
@@ -277,7 +281,9 @@ func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
 // When the registry asks for missing arguments (see AskMissing), a call
 // that left out required ones may first ask the call's Client for them.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
-	return r.call(ctx, name, args, true)
+	return r.traced(ctx, name, func(ctx context.Context) (*Result, error) {
+		return r.call(ctx, name, args, true)
+	})
 }
 
 // call is Call; mayAsk is false for the call made again with the answers
@@ -335,6 +341,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 			c.args = b
 		}
 	}
+	r.recordArguments(ctx, args)
 	var res *Result
 	var err error
 	if chain == nil {

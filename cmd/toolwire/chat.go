@@ -115,7 +115,10 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		c.in.Buffer(make([]byte, 64<<10), 1<<20)
 	}
 	r.tools.Use(c.rec.Middleware())
-	c.agent = &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit, ToolSearch: r.search}
+	c.agent = &agent.Agent{Name: "toolwire", Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, OnEvent: c.event, Elicit: c.elicit, ToolSearch: r.search}
+	if tel := o.tools.host.g.tel; tel != nil {
+		c.agent.Telemetry = *tel
+	}
 	// A call that leaves out a required argument asks the user for it.
 	r.tools.AskMissing(true)
 	return c, nil
@@ -239,7 +242,7 @@ func (c *chat) command(line string) bool {
 			fmt.Fprintln(c.out, "model:", c.modelName())
 			return false
 		}
-		m, err := provider.Open(arg, provider.Options{APIKey: c.o.apiKey, BaseURL: c.o.baseURL})
+		m, err := provider.Open(arg, provider.Options{APIKey: c.o.apiKey, BaseURL: c.o.baseURL, Telemetry: c.o.tools.host.g.tel})
 		if err != nil {
 			fmt.Fprintln(c.out, "toolwire:", err)
 			return false

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/toolwire/toolwire/telemetry"
 )
 
 // version is the toolwire version; release builds set it with -ldflags.
@@ -16,6 +18,9 @@ var version = ""
 type globalOptions struct {
 	verbose bool
 	quiet   bool
+	// tel is the telemetry run, chat, serve and call send, as the OTEL_*
+	// variables say (withTelemetry); nil for none.
+	tel *telemetry.Config
 }
 
 // newRootCmd returns the command tree; g receives the global flags.
@@ -43,7 +48,8 @@ Start with:
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "show nothing on stderr but errors (no progress, no notes)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{cmd: cmd, err: err} })
 	root.AddCommand(
-		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g), newChatCmd(g), newWorkflowCmd(g),
+		withTelemetry(g, newServeCmd(g)), newToolsCmd(g), withTelemetry(g, newCallCmd(g)),
+		withTelemetry(g, newRunCmd(g)), withTelemetry(g, newChatCmd(g)), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
 		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g),
 		newVersionCmd(), newConfigTopic(),

@@ -96,6 +96,9 @@ func (r *toolSession) close() {
 // configuration, the configured servers' tools.
 func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	reg := &tool.Registry{}
+	if tel := o.host.g.tel; tel != nil {
+		reg.SetTelemetry(*tel)
+	}
 	r := &toolSession{tools: reg, stop: func() {}}
 	if err := knownToolsets(o.toolsets); err != nil {
 		return nil, &usageError{cmd: cmd, err: err}
@@ -152,7 +155,7 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	if err != nil {
 		return nil, err
 	}
-	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL})
+	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL, Telemetry: o.tools.host.g.tel})
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +238,10 @@ and base URL from the variables its vendor's own SDK reads:
 			if record != "" {
 				r.tools.Use(rec.Middleware())
 			}
-			a := &agent.Agent{Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, ToolSearch: r.search}
+			a := &agent.Agent{Name: "toolwire", Model: r.model, Tools: r.tools, System: o.system, MaxTurns: o.maxTurns, ToolSearch: r.search}
+			if g.tel != nil {
+				a.Telemetry = *g.tel
+			}
 			var printer *runPrinter
 			if asJSON {
 				enc := json.NewEncoder(stdout)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolwire/toolwire/bearer"
 	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/telemetry"
 	"github.com/toolwire/toolwire/toolsets"
 )
 
@@ -34,6 +35,7 @@ type serveOptions struct {
 	streamIdleTimeout time.Duration
 	auth              authOptions
 	gateway           gatewayOptions
+	tel               *telemetry.Config // execute_tool spans; nil for none
 }
 
 // authOptions are the --auth-* flags: the tokens serve --http requires.
@@ -207,7 +209,7 @@ data, tables on DuckDB, is served when named).`,
     --auth-scope mcp --auth-tool-scope query=data:read`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.verbose = g.verbose
+			o.verbose, o.tel = g.verbose, g.tel
 			o.gateway.host.g = g
 			if err := o.gateway.check(); err != nil {
 				return &usageError{cmd: cmd, err: err}
@@ -266,6 +268,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	// A call that leaves out a required argument asks the client's user
 	// for it, when the client can.
 	srv.Tools().AskMissing(true)
+	if o.tel != nil {
+		srv.Tools().SetTelemetry(*o.tel)
+	}
 	names := o.toolsets
 	if len(names) == 0 && len(o.gateway.servers) == 0 {
 		names = defaultToolsets()

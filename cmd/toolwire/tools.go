@@ -282,6 +282,9 @@ The servers come from the configuration file: see toolwire help config.`,
 				return lookupError(err, "tools")
 			}
 			var reg tool.Registry
+			if o.g.tel != nil {
+				reg.SetTelemetry(*o.g.tel)
+			}
 			if err := reg.Add(t); err != nil {
 				return err
 			}

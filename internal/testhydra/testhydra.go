@@ -44,7 +44,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,7 +52,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,7 +158,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for attempt := range startAttempts {
 		p, err := s.start(t, bin, dir, attempt, o)
 		if err == nil {
-			t.Cleanup(p.stop)
+			t.Cleanup(p.Stop)
 			return s
 		}
 		lastErr = err
@@ -171,12 +169,13 @@ func Start(t testing.TB, opts ...Option) *Server {
 
 // start runs Hydra once on new ports and waits until it is ready; on
 // failure it has stopped the process and says why, with its log's end.
-func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*process, error) {
+func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*testpeers.Process, error) {
 	t.Helper()
-	public, admin, err := freePorts()
+	ports, err := testpeers.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
+	public, admin := ports[0], ports[1]
 	s.publicURL = "http://127.0.0.1:" + strconv.Itoa(public)
 	s.adminURL = "http://127.0.0.1:" + strconv.Itoa(admin)
 	secret := make([]byte, 32)
@@ -237,23 +236,15 @@ func (s *Server) start(t testing.TB, bin, dir string, attempt int, o options) (*
 	// inherited from the test's environment would override the file.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SQA_OPT_OUT=true"}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
+	p, err := testpeers.StartProcess(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("running %s: %w", bin, err)
 	}
-	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	if err := s.waitReady(p.exited); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("%w; the end of its log:\n%s", err, tail(logPath, 2000))
+	if err := s.waitReady(p.Exited()); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%w; the end of its log:\n%s", err, testpeers.Tail(logPath, 2000))
 	}
 	return p, nil
-}
-
-// process is a Hydra process Start started.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when it has exited
 }
 
 // cmpOr returns a, or b when a is empty.
@@ -262,21 +253,6 @@ func cmpOr(a, b []string) []string {
 		return b
 	}
 	return a
-}
-
-// freePorts picks two free loopback ports (free now: Start retries if
-// another process takes one before Hydra listens).
-func freePorts() (int, int, error) {
-	var ports [2]int
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, 0, err
-		}
-		defer ln.Close()
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports[0], ports[1], nil
 }
 
 // waitReady waits, at most readyTimeout, until Hydra's admin and public
@@ -317,30 +293,6 @@ func (s *Server) ok(url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// stop ends the process (and only it): SIGTERM, then SIGKILL if it has not
-// exited within 5 s.
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// tail returns up to n bytes of the end of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
 
 // Issuer returns Hydra's issuer identifier as its discovery document and

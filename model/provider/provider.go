@@ -25,6 +25,7 @@ import (
 	"github.com/toolwire/toolwire/model/gemini"
 	"github.com/toolwire/toolwire/model/ollama"
 	"github.com/toolwire/toolwire/model/openai"
+	"github.com/toolwire/toolwire/telemetry"
 )
 
 // Options override what Open reads from the environment.
@@ -36,6 +37,11 @@ type Options struct {
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	Retry  model.RetryPolicy
+	// Telemetry, when set, instruments the model (model.Instrument): a
+	// chat span and the GenAI client metrics per request, with the
+	// conventions' provider name (gemini's is "gcp.gemini"). Nil leaves
+	// the model as the adapter made it.
+	Telemetry *telemetry.Config
 }
 
 // Provider describes one provider name Open takes: where its key and
@@ -199,7 +205,23 @@ func (r *registry) open(spec string, o Options) (model.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
+	if o.Telemetry != nil {
+		u := c.BaseURL
+		if name == "ollama" {
+			u = ollama.HostURL(u) // OLLAMA_HOST may be host:port
+		}
+		m = model.Instrument(m, model.Info{Provider: conventionName(name), Name: id, URL: u}, *o.Telemetry)
+	}
 	return m, nil
+}
+
+// conventionName is the gen_ai.provider.name of a provider: the GenAI
+// conventions' well-known value where it differs from the name here.
+func conventionName(name string) string {
+	if name == "gemini" {
+		return "gcp.gemini"
+	}
+	return name
 }
 
 func (r *registry) names() string {

@@ -33,8 +33,12 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolwire/toolwire/handle"
 	"github.com/toolwire/toolwire/internal/allowdir"
+	"github.com/toolwire/toolwire/internal/ctxkey"
 	"github.com/toolwire/toolwire/tool"
 	"github.com/toolwire/toolwire/toolsets"
 )
@@ -539,6 +543,11 @@ func (t *Toolset) keep(ctx context.Context, tb *Table) (TableInfo, error) {
 	if err != nil {
 		_ = t.drop(tb)
 		return TableInfo{}, err
+	}
+	if sp, ok := ctx.Value(ctxkey.ToolSpan{}).(trace.Span); ok && sp.IsRecording() {
+		// On the call's execute_tool span: the rows and bytes the call
+		// made.
+		sp.SetAttributes(attribute.Int64("db.response.returned_rows", info.Rows), attribute.Int64("toolwire.data.table_bytes", size))
 	}
 	return info, nil
 }

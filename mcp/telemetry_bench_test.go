@@ -1,0 +1,54 @@
+package mcp_test
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// BenchmarkTelemetry: what spans and metrics cost on the call path of
+// BenchmarkCallPath (2026-07-28), with no SDK (off), with the SDK's
+// tracer sampling every span into a batch processor that exports nowhere
+// (traces), and with its meter aggregating the histograms too. Each call
+// makes two spans, the client's and the server's, and records two
+// durations; cpu-µs/op is the CPU time of the whole process (the batch
+// processor's goroutine included) per call: (traces - off) / 2 is the
+// CPU cost of a span.
+func BenchmarkTelemetry(b *testing.B) {
+	for _, on := range []string{"off", "traces", "traces+metrics"} {
+		b.Run("telemetry="+on, func(b *testing.B) {
+			var tel mcp.Telemetry
+			if on != "off" {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+				defer tp.Shutdown(context.Background())
+				tel = mcp.Telemetry{TracerProvider: tp, Propagator: w3c}
+			}
+			if on == "traces+metrics" {
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+				defer mp.Shutdown(context.Background())
+				tel.MeterProvider = mp
+			}
+			srv := &mcp.Server{Info: mcp.Implementation{Name: "bench", Version: "1"}, Telemetry: tel}
+			if err := srv.AddTools(addTool()); err != nil {
+				b.Fatal(err)
+			}
+			before := cpuTime()
+			benchCalls(b, srv, &mcp.Client{Info: mcp.Implementation{Name: "bench", Version: "1"}, Telemetry: tel})
+			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -428,6 +428,7 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 	var p struct {
 		Name      string          `json:"name"`
 		URI       string          `json:"uri"`
+		TaskID    string          `json:"taskId"`
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      *struct {
 			V    string          `json:"io.modelcontextprotocol/protocolVersion"`
@@ -481,6 +482,8 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 		want = p.Name
 	case MethodResourcesRead:
 		want = p.URI
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		want = p.TaskID
 	default:
 		return nil, 0
 	}

@@ -12,6 +12,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -129,7 +130,11 @@ type Server struct {
 	// close it at any time); an HTTP+SSE session ends with its stream, so
 	// its stream is not closed while a request of it runs.
 	StreamIdleTimeout time.Duration
+	// Tasks configures the Tasks extension, which the server declares
+	// when a tool's Execution lets it run as a task (see TaskOptions).
+	Tasks TaskOptions
 
+	taskrt    taskRuntime
 	once      sync.Once
 	results   sync.Pool // *[]byte buffers results are encoded into
 	parts     sync.Pool // *responseParts of responses being written
@@ -368,6 +373,9 @@ func (s *Server) capabilities() ServerCapabilities {
 	}
 	if s.complete != nil {
 		caps.Completions = &struct{}{}
+	}
+	if s.hasTaskTools() {
+		caps.Extensions = map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}
 	}
 	return caps
 }

@@ -483,6 +483,8 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs follow tasks of the Tasks extension (notifications/tasks).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // ListenParams are the params of subscriptions/listen.

@@ -1,0 +1,222 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+)
+
+// Errors of a TaskStore, told apart with errors.Is.
+var (
+	// ErrTaskNotFound: no task under the id for this owner: it expired,
+	// never existed, or belongs to another caller (which reads exactly as
+	// if it never existed).
+	ErrTaskNotFound = errors.New("task not found")
+	// ErrTooManyTasks: the store holds as many tasks as its bound allows.
+	ErrTooManyTasks = errors.New("too many tasks")
+	// ErrTaskStoreUnavailable: the store cannot be reached now.
+	ErrTaskStoreUnavailable = errors.New("task store unavailable")
+)
+
+// DefaultMaxTasks bounds the tasks a MemoryTaskStore keeps at once, live
+// or finished and not yet expired.
+const DefaultMaxTasks = 10_000
+
+// TaskRecord is what a TaskStore keeps of a task.
+type TaskRecord struct {
+	// Owner is the caller that created the task (tool.Caller.ID); only
+	// that caller reads, answers or cancels it.
+	Owner string
+	// Task is the task's state, as tasks/get returns it.
+	Task Task
+	// Lease is when the server running the task is presumed gone unless
+	// it renews it (zero once the task is terminal).
+	Lease time.Time
+	// CancelRequested is set once the owner asked to cancel the task.
+	CancelRequested bool
+}
+
+// TaskStore keeps the tasks of the Tasks extension, so that any server
+// sharing it answers for a task another created. Get, Respond and Cancel
+// answer ErrTaskNotFound (wrapped) for a task that is not there for the
+// owner, whatever the reason, and ErrTaskStoreUnavailable (wrapped) when
+// the store cannot be reached.
+//
+// The server running a task writes its state (Create, Save) and reads
+// what others wrote for it (TakeResponses, Get for CancelRequested);
+// the servers answering tasks/update and tasks/cancel write those
+// (Respond, Cancel).
+type TaskStore interface {
+	// Create stores a new task that lives until expires; ErrTooManyTasks
+	// (wrapped) past the store's bound.
+	Create(ctx context.Context, rec *TaskRecord, expires time.Time) error
+	// Get returns owner's task id.
+	Get(ctx context.Context, owner, id string) (*TaskRecord, error)
+	// Save writes a task's state and lease, keeping its owner, expiry and
+	// CancelRequested. A terminal state is never replaced.
+	Save(ctx context.Context, rec *TaskRecord) error
+	// Respond adds answers to the input requests of owner's task id.
+	Respond(ctx context.Context, owner, id string, responses map[string]json.RawMessage) error
+	// TakeResponses returns the answers added since the last call, and
+	// removes them.
+	TakeResponses(ctx context.Context, id string) (map[string]json.RawMessage, error)
+	// Cancel records that owner asked to cancel task id.
+	Cancel(ctx context.Context, owner, id string) error
+}
+
+// MemoryTaskStore is a TaskStore in process memory, for a single server.
+// Its zero value is ready to use, bounded at DefaultMaxTasks. It is safe
+// for concurrent use.
+type MemoryTaskStore struct {
+	// MaxTasks bounds the tasks kept at once (default DefaultMaxTasks);
+	// expired tasks make room.
+	MaxTasks int
+	// Now tells the time; nil means time.Now. Tests set it to move time.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	tasks map[string]*memTask
+}
+
+type memTask struct {
+	rec       TaskRecord
+	expires   time.Time
+	responses map[string]json.RawMessage
+}
+
+func (m *MemoryTaskStore) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *MemoryTaskStore) max() int {
+	if m.MaxTasks > 0 {
+		return m.MaxTasks
+	}
+	return DefaultMaxTasks
+}
+
+// Create stores a new task.
+func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, expires time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tasks == nil {
+		m.tasks = map[string]*memTask{}
+	}
+	if len(m.tasks) >= m.max() {
+		now := m.now()
+		for id, t := range m.tasks {
+			if !now.Before(t.expires) {
+				delete(m.tasks, id)
+			}
+		}
+		if len(m.tasks) >= m.max() {
+			return fmt.Errorf("%w: %d tasks are kept, the store's bound", ErrTooManyTasks, len(m.tasks))
+		}
+	}
+	m.tasks[rec.Task.TaskID] = &memTask{rec: cloneRecord(rec), expires: expires}
+	return nil
+}
+
+// lookup returns owner's live task id; m.mu is held.
+func (m *MemoryTaskStore) lookup(owner, id string) (*memTask, error) {
+	t, ok := m.tasks[id]
+	if ok && !m.now().Before(t.expires) {
+		delete(m.tasks, id)
+		ok = false
+	}
+	if !ok || t.rec.Owner != owner {
+		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	return t, nil
+}
+
+// Get returns owner's task id.
+func (m *MemoryTaskStore) Get(_ context.Context, owner, id string) (*TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.lookup(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	rec := cloneRecord(&t.rec)
+	return &rec, nil
+}
+
+// Save writes a task's state and lease.
+func (m *MemoryTaskStore) Save(_ context.Context, rec *TaskRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.lookup(rec.Owner, rec.Task.TaskID)
+	if err != nil {
+		return err
+	}
+	if t.rec.Task.Terminal() {
+		return nil
+	}
+	c := cloneRecord(rec)
+	t.rec.Task, t.rec.Lease = c.Task, c.Lease
+	return nil
+}
+
+// Respond adds answers to owner's task id.
+func (m *MemoryTaskStore) Respond(_ context.Context, owner, id string, responses map[string]json.RawMessage) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.lookup(owner, id)
+	if err != nil {
+		return err
+	}
+	if t.responses == nil {
+		t.responses = map[string]json.RawMessage{}
+	}
+	maps.Copy(t.responses, responses)
+	return nil
+}
+
+// TakeResponses returns and removes the answers added to task id.
+func (m *MemoryTaskStore) TakeResponses(_ context.Context, id string) (map[string]json.RawMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tasks[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	r := t.responses
+	t.responses = nil
+	return r, nil
+}
+
+// Cancel records that owner asked to cancel task id.
+func (m *MemoryTaskStore) Cancel(_ context.Context, owner, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.lookup(owner, id)
+	if err != nil {
+		return err
+	}
+	t.rec.CancelRequested = true
+	return nil
+}
+
+// Len returns the number of tasks kept, expired ones included until the
+// store notices them.
+func (m *MemoryTaskStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.tasks)
+}
+
+// cloneRecord copies a record so that the store and its callers share
+// no maps.
+func cloneRecord(rec *TaskRecord) TaskRecord {
+	c := *rec
+	c.Task.InputRequests = maps.Clone(rec.Task.InputRequests)
+	return c
+}

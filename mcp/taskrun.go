@@ -39,6 +39,7 @@ type taskRun struct {
 	mrtr      bool // asked a multi round-trip question: stays a request
 	asking    int  // questions of the request phase in flight
 	cancelled bool // the client asked to cancel
+	createErr error
 	res       *tool.Result
 	err       error
 	rec       TaskRecord
@@ -99,7 +100,15 @@ func (s *Server) callToolTask(ctx context.Context, req *request, p *CallToolPara
 		case <-run.started:
 			return run.created(), nil
 		case <-run.done:
-			if support == tool.TaskRequired && !errors.Is(run.err, ErrInputRequired) && run.promote(ctx) {
+			if run.isPromoted() { // became a task, then returned at once
+				return run.created(), nil
+			}
+			if support == tool.TaskRequired && !errors.Is(run.err, ErrInputRequired) {
+				ok := run.promote(ctx)
+				cancel(nil)
+				if !ok {
+					return nil, run.creationError()
+				}
 				return run.created(), nil
 			}
 			out, err := s.toolOutcome(run.ctx, p.Name, run.res, run.err, &req.responseParts().toolResult)
@@ -120,6 +129,12 @@ func (s *Server) callToolTask(ctx context.Context, req *request, p *CallToolPara
 			return nil, context.Cause(ctx)
 		}
 	}
+}
+
+func (r *taskRun) isPromoted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.promoted
 }
 
 // waitsForQuestion reports whether the request phase waits on a question
@@ -162,8 +177,9 @@ func (r *taskRun) promote(ctx context.Context) bool {
 	if r.finished {
 		r.settleLocked()
 	}
-	if err := s.taskStore().Create(context.WithoutCancel(ctx), &r.rec, now.Add(ttl)); err != nil {
+	if err := s.taskStore().Create(context.WithoutCancel(ctx), &r.rec, ttl); err != nil {
 		s.logger().Warn("mcp: the call goes on without a task: creating it failed", "tool", r.name, "err", err)
+		r.createErr = err
 		return false
 	}
 	r.promoted = true
@@ -177,6 +193,17 @@ func (r *taskRun) promote(ctx context.Context) bool {
 	r.expiry = time.AfterFunc(ttl, func() { r.cancel(errTaskExpired) })
 	go r.supervise()
 	return true
+}
+
+// creationError is the protocol error of a call that must be a task and
+// could not become one.
+func (r *taskRun) creationError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if errors.Is(r.createErr, ErrTooManyTasks) {
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "server busy: %v; the tool %q runs only as a task: retry once some tasks have ended or expired", r.createErr, r.name)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the tool %q runs only as a task, and creating it failed: %v; retry shortly", r.name, r.createErr)
 }
 
 // settleLocked writes the tool's outcome into the task's state; r.mu is

@@ -51,9 +51,9 @@ type TaskRecord struct {
 // the servers answering tasks/update and tasks/cancel write those
 // (Respond, Cancel).
 type TaskStore interface {
-	// Create stores a new task that lives until expires; ErrTooManyTasks
+	// Create stores a new task that lives for ttl; ErrTooManyTasks
 	// (wrapped) past the store's bound.
-	Create(ctx context.Context, rec *TaskRecord, expires time.Time) error
+	Create(ctx context.Context, rec *TaskRecord, ttl time.Duration) error
 	// Get returns owner's task id.
 	Get(ctx context.Context, owner, id string) (*TaskRecord, error)
 	// Save writes a task's state and lease, keeping its owner, expiry and
@@ -103,24 +103,24 @@ func (m *MemoryTaskStore) max() int {
 }
 
 // Create stores a new task.
-func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, expires time.Time) error {
+func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, ttl time.Duration) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tasks == nil {
 		m.tasks = map[string]*memTask{}
 	}
+	now := m.now()
 	if len(m.tasks) >= m.max() {
-		now := m.now()
 		for id, t := range m.tasks {
 			if !now.Before(t.expires) {
 				delete(m.tasks, id)
 			}
 		}
-		if len(m.tasks) >= m.max() {
-			return fmt.Errorf("%w: %d tasks are kept, the store's bound", ErrTooManyTasks, len(m.tasks))
+		if n := len(m.tasks); n >= m.max() {
+			return fmt.Errorf("%w: %d tasks are kept, the store's bound", ErrTooManyTasks, n)
 		}
 	}
-	m.tasks[rec.Task.TaskID] = &memTask{rec: cloneRecord(rec), expires: expires}
+	m.tasks[rec.Task.TaskID] = &memTask{rec: cloneRecord(rec), expires: now.Add(ttl)}
 	return nil
 }
 

@@ -313,7 +313,8 @@ func TestTaskCancel(t *testing.T) {
 	}
 }
 
-// A cancellation racing the tool's return ends the task either way, once.
+// A cancellation racing the tool's return ends the task either way, once;
+// a tool that returns as it becomes a task still answers with the task.
 func TestTaskCancelRacingCompletion(t *testing.T) {
 	srv := newTaskServer(t, mcp.TaskOptions{}, taskTool("quick", tool.TaskOptional, func(ctx context.Context) (*tool.Result, error) {
 		mcp.StartTask(ctx)

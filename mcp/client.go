@@ -226,6 +226,8 @@ func (c *Client) Capabilities() ClientCapabilities {
 	if c.Roots != nil {
 		caps.Roots = &RootsCapability{}
 	}
+	// CallTool follows a task to its result (see awaitTask).
+	caps.Extensions = map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}
 	return caps
 }
 
@@ -411,6 +413,9 @@ func (s *ClientSession) Call(ctx context.Context, method string, params RequestP
 		if r, ok := result.(*CallToolResult); ok {
 			// Read as the result it most likely is, in one pass.
 			if err := decodeResult(method, raw, r); err != nil || r.ResultType != ResultInputRequired {
+				if err == nil && r.ResultType == ResultTask {
+					r.task = raw
+				}
 				return err
 			}
 			*r = CallToolResult{}
@@ -813,9 +818,15 @@ func (s *ClientSession) Err() error {
 // CallTool calls a tool with arguments given as a JSON object (nil means
 // none). A tool's own failure is a result with IsError set, not an error.
 func (s *ClientSession) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
+	if !s.modern && s.legacyTaskTool(ctx, name) {
+		return s.callLegacyTask(ctx, name, args)
+	}
 	var res CallToolResult
 	if err := s.Call(ctx, MethodToolsCall, &CallToolParams{Name: name, Arguments: args}, &res); err != nil {
 		return nil, err
+	}
+	if res.task != nil {
+		return s.awaitTask(ctx, res.task)
 	}
 	return &res, nil
 }

@@ -26,6 +26,9 @@ const (
 	MethodTasksGet    = "tasks/get"
 	MethodTasksUpdate = "tasks/update"
 	MethodTasksCancel = "tasks/cancel"
+	// MethodTasksResult is 2025-11-25's, which the Tasks extension
+	// removed: a client calls it of legacy servers only.
+	MethodTasksResult = "tasks/result"
 	NotificationTasks = "notifications/tasks"
 	// ResultTask is the resultType of a CreateTaskResult.
 	ResultTask = "task"

@@ -286,7 +286,8 @@ The servers come from the configuration file: see toolwire help config.`,
 				return err
 			}
 			done := s.progress.task("call "+args[0], "running")
-			res, err := reg.Call(s.ctx, args[0], json.RawMessage(raw))
+			ctx := tool.WithClient(s.ctx, callClient{p: s.progress, label: "call " + args[0]})
+			res, err := reg.Call(ctx, args[0], json.RawMessage(raw))
 			done()
 			s.progress.close()
 			if err != nil {

@@ -163,9 +163,10 @@ func taskSupport(t tool.Tool) string {
 }
 
 // declaresTasks reports whether the client declared the extension on
-// this request.
+// this request: a 2026-07-28 request, whose _meta carries its
+// capabilities (a legacy session's, from initialize, do not count).
 func (r *request) declaresTasks() bool {
-	if r.caps == nil {
+	if !r.modern || r.caps == nil {
 		return false
 	}
 	_, ok := r.caps.Extensions[ExtensionTasks]

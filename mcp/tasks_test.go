@@ -152,6 +152,13 @@ func TestTaskUndeclaredClient(t *testing.T) {
 	if resp.Error == nil || resp.Error.Code != mcp.CodeMissingRequiredClientCapability || !strings.Contains(string(resp.Error.Data), `"extensions":{"`+mcp.ExtensionTasks+`":{}}`) {
 		t.Errorf("required tool without the extension: %s", resp)
 	}
+	// Declaring the extension in a legacy session's initialize is not
+	// declaring it on a request.
+	legacy := startStdio(t, srv)
+	legacy.initialize(tasksCaps())
+	if resp := legacy.call(mcp.MethodToolsCall, map[string]any{"name": "opt"}); strings.Contains(resp.raw, `"taskId"`) {
+		t.Errorf("a legacy session got a task: %s", resp)
+	}
 	task := startTask(t, c, "req")
 	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
 		resp := c.call(m, modern(map[string]any{"taskId": task.TaskID, "inputResponses": map[string]any{}}))

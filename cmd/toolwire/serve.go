@@ -233,6 +233,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	// A call that leaves out a required argument asks the client's user
 	// for it, when the client can.
 	srv.Tools().AskMissing(true)
+	if srv.Tasks.Store, err = o.data.taskStore(); err != nil {
+		return nil, nil, err
+	}
 	names := o.toolsets
 	if len(names) == 0 {
 		names = defaultToolsets()

@@ -488,3 +488,44 @@ func TestTaskTTL(t *testing.T) {
 		t.Fatal("the task ran on past its TTL")
 	}
 }
+
+// The results a MemoryTaskStore keeps are bounded in bytes: the oldest
+// ended tasks make room, and a result larger than the bound fails its
+// task with an error that says so.
+func TestTaskStoreBytes(t *testing.T) {
+	store := &mcp.MemoryTaskStore{MaxBytes: 100}
+	ctx := context.Background()
+	base := time.Now()
+	task := func(id string, i int) mcp.Task {
+		return mcp.Task{TaskID: id, Status: mcp.TaskWorking, CreatedAt: base.Add(time.Duration(i) * time.Second)}
+	}
+	ids := []string{"task_a", "task_b", "task_c"}
+	for i, id := range ids {
+		if err := store.Create(ctx, &mcp.TaskRecord{Owner: "o", Task: task(id, i)}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish := func(i, n int) {
+		tk := task(ids[i], i)
+		tk.Status, tk.Result = mcp.TaskCompleted, json.RawMessage(`"`+strings.Repeat("x", n-2)+`"`)
+		if err := store.Save(ctx, &mcp.TaskRecord{Owner: "o", Task: tk}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(0, 60)
+	finish(1, 60)
+	if _, err := store.Get(ctx, "o", "task_a"); !errors.Is(err, mcp.ErrTaskNotFound) {
+		t.Errorf("the oldest result was kept past the bound: %v", err)
+	}
+	if rec, err := store.Get(ctx, "o", "task_b"); err != nil || len(rec.Task.Result) != 60 {
+		t.Errorf("the newest result: %+v, %v", rec, err)
+	}
+	finish(2, 150)
+	rec, err := store.Get(ctx, "o", "task_c")
+	if err != nil || rec.Task.Status != mcp.TaskFailed || rec.Task.Result != nil || !strings.Contains(rec.Task.StatusMessage, "larger than the task store keeps") {
+		t.Errorf("a result past the whole bound: %+v, %v", rec, err)
+	}
+	if _, err := store.Get(ctx, "o", "task_b"); err != nil {
+		t.Errorf("a result too large to keep evicted another: %v", err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/toolwire/toolwire/jsonrpc"
 )
 
 // Errors of a TaskStore, told apart with errors.Is.
@@ -25,6 +27,10 @@ var (
 // DefaultMaxTasks bounds the tasks a MemoryTaskStore keeps at once, live
 // or finished and not yet expired.
 const DefaultMaxTasks = 10_000
+
+// DefaultMaxTaskBytes bounds the results a MemoryTaskStore keeps, in
+// bytes of JSON.
+const DefaultMaxTaskBytes = 256 << 20
 
 // TaskRecord is what a TaskStore keeps of a task.
 type TaskRecord struct {
@@ -75,11 +81,16 @@ type MemoryTaskStore struct {
 	// MaxTasks bounds the tasks kept at once (default DefaultMaxTasks);
 	// expired tasks make room.
 	MaxTasks int
+	// MaxBytes bounds the sum of the results kept, in bytes of JSON
+	// (default DefaultMaxTaskBytes): the oldest ended tasks make room,
+	// and a result larger than the whole bound fails its task.
+	MaxBytes int64
 	// Now tells the time; nil means time.Now. Tests set it to move time.
 	Now func() time.Time
 
 	mu    sync.Mutex
 	tasks map[string]*memTask
+	bytes int64 // of the results kept
 }
 
 type memTask struct {
@@ -93,6 +104,21 @@ func (m *MemoryTaskStore) now() time.Time {
 		return m.Now()
 	}
 	return time.Now()
+}
+
+func (m *MemoryTaskStore) maxBytes() int64 {
+	if m.MaxBytes > 0 {
+		return m.MaxBytes
+	}
+	return DefaultMaxTaskBytes
+}
+
+// removeLocked drops a task; m.mu is held.
+func (m *MemoryTaskStore) removeLocked(id string) {
+	if t, ok := m.tasks[id]; ok {
+		m.bytes -= int64(len(t.rec.Task.Result))
+		delete(m.tasks, id)
+	}
 }
 
 func (m *MemoryTaskStore) max() int {
@@ -113,7 +139,7 @@ func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, ttl time.Du
 	if len(m.tasks) >= m.max() {
 		for id, t := range m.tasks {
 			if !now.Before(t.expires) {
-				delete(m.tasks, id)
+				m.removeLocked(id)
 			}
 		}
 		if n := len(m.tasks); n >= m.max() {
@@ -128,7 +154,7 @@ func (m *MemoryTaskStore) Create(_ context.Context, rec *TaskRecord, ttl time.Du
 func (m *MemoryTaskStore) lookup(owner, id string) (*memTask, error) {
 	t, ok := m.tasks[id]
 	if ok && !m.now().Before(t.expires) {
-		delete(m.tasks, id)
+		m.removeLocked(id)
 		ok = false
 	}
 	if !ok || t.rec.Owner != owner {
@@ -161,8 +187,39 @@ func (m *MemoryTaskStore) Save(_ context.Context, rec *TaskRecord) error {
 		return nil
 	}
 	c := cloneRecord(rec)
+	size := int64(len(c.Task.Result))
+	if size > m.maxBytes() {
+		c.Task.Status, c.Task.Result = TaskFailed, nil
+		c.Task.StatusMessage = fmt.Sprintf("the result (%d bytes) is larger than the task store keeps (%d bytes, MemoryTaskStore.MaxBytes); ask for less", size, m.maxBytes())
+		c.Task.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "%s", c.Task.StatusMessage)
+		size = 0
+	}
+	m.bytes -= int64(len(t.rec.Task.Result))
+	for m.bytes+size > m.maxBytes() {
+		if !m.evictOldestLocked(rec.Task.TaskID) {
+			break
+		}
+	}
 	t.rec.Task, t.rec.Lease = c.Task, c.Lease
+	m.bytes += size
 	return nil
+}
+
+// evictOldestLocked drops the ended task with a result created first,
+// other than keep; it reports whether there was one. m.mu is held.
+func (m *MemoryTaskStore) evictOldestLocked(keep string) bool {
+	oldest := ""
+	var at time.Time
+	for id, t := range m.tasks {
+		if id != keep && len(t.rec.Task.Result) > 0 && (oldest == "" || t.rec.Task.CreatedAt.Before(at)) {
+			oldest, at = id, t.rec.Task.CreatedAt
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	m.removeLocked(oldest)
+	return true
 }
 
 // Respond adds answers to owner's task id.

@@ -39,6 +39,11 @@ type Client struct {
 	// Notify receives the server's notifications (progress, log messages,
 	// list changes, resource updates). It must not block for long.
 	Notify func(method string, params json.RawMessage)
+	// TaskStarted, when set, is told the id of each task (the Tasks
+	// extension) a tools/call was answered with, before CallTool follows
+	// it: a program that keeps it can resume the task after a restart
+	// (ClientSession.AwaitTask).
+	TaskStarted func(taskID string)
 
 	// ProtocolVersion forces a revision. Empty means: probe for the modern
 	// revision with server/discover and fall back to the legacy handshake.
@@ -539,6 +544,8 @@ func (s *ClientSession) headers(method string, params any) callHeaders {
 		h.name = p.Name
 	case *ReadResourceParams:
 		h.name = p.URI
+	case *TaskParams:
+		h.name = p.TaskID // the Tasks extension's routing header
 	}
 	return h
 }

@@ -30,6 +30,28 @@ func (s *ClientSession) awaitTask(ctx context.Context, created json.RawMessage) 
 	if err := json.Unmarshal(created, &t); err != nil || t.TaskID == "" {
 		return nil, fmt.Errorf("tools/call: the server answered with a malformed task: %s", clip(created))
 	}
+	if f := s.client.TaskStarted; f != nil {
+		f(t.TaskID)
+	}
+	return s.followTask(ctx, &t)
+}
+
+// AwaitTask follows a task of the Tasks extension that a tools/call of
+// this client, or of an earlier run of the program, was answered with (see
+// Client.TaskStarted) to its result, as CallTool does: a program that
+// kept the task's id resumes it after a restart. The server answers for
+// the caller that created the task only.
+func (s *ClientSession) AwaitTask(ctx context.Context, taskID string) (*CallToolResult, error) {
+	var t Task
+	if err := s.Call(ctx, MethodTasksGet, &TaskParams{TaskID: taskID}, &t); err != nil {
+		return nil, fmt.Errorf("task %s: %w", taskID, err)
+	}
+	return s.followTask(ctx, &t)
+}
+
+// followTask follows task t to its result.
+func (s *ClientSession) followTask(ctx context.Context, first *Task) (*CallToolResult, error) {
+	t := *first
 	id := t.TaskID
 	answered := map[string]bool{}
 	lastMessage, lastStatus := "", ""

@@ -44,35 +44,50 @@ func connectTasks(t *testing.T, srv *mcp.Server, c *mcp.Client) *mcp.ClientSessi
 	return sess
 }
 
-// CallTool follows a task to its result: it shows its status as progress
-// and answers its questions with the client's elicitation handler.
+// CallTool follows a task to its result, in memory and over HTTP: it
+// shows its status as progress and answers its questions with the
+// client's elicitation handler.
 func TestClientFollowsTask(t *testing.T) {
-	srv := newTaskServer(t, mcp.TaskOptions{PollInterval: 20 * time.Millisecond}, taskTool("ask", tool.TaskRequired, func(ctx context.Context) (*tool.Result, error) {
-		mcp.StartTask(ctx)
-		_ = tool.Progress(ctx, 1, 2, "halfway")
-		time.Sleep(50 * time.Millisecond)
-		res, err := tool.Elicit(ctx, &tool.Elicitation{Message: "name?", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
-		if err != nil {
-			return nil, err
-		}
-		return tool.Text(fmt.Sprint("hello ", res.Content["name"])), nil
-	}))
-	asked := 0
-	sess := connectTasks(t, srv, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"},
-		Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			asked++
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		}})
-	rec := &progressRecorder{}
-	res, err := sess.CallTool(tool.WithClient(context.Background(), rec), "ask", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Content[0].Text != "hello Ada" || asked != 1 {
-		t.Errorf("result %+v, asked %d times", res, asked)
-	}
-	if got := strings.Join(rec.msgs, "|"); !strings.Contains(got, "halfway") {
-		t.Errorf("progress shown: %q", got)
+	for _, transport := range []string{"memory", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			srv := newTaskServer(t, mcp.TaskOptions{PollInterval: 20 * time.Millisecond}, taskTool("ask", tool.TaskRequired, func(ctx context.Context) (*tool.Result, error) {
+				mcp.StartTask(ctx)
+				_ = tool.Progress(ctx, 1, 2, "halfway")
+				time.Sleep(50 * time.Millisecond)
+				res, err := tool.Elicit(ctx, &tool.Elicitation{Message: "name?", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+				if err != nil {
+					return nil, err
+				}
+				return tool.Text(fmt.Sprint("hello ", res.Content["name"])), nil
+			}))
+			asked := 0
+			c := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"},
+				Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				}}
+			var sess *mcp.ClientSession
+			if transport == "memory" {
+				sess = connectTasks(t, srv, c)
+			} else {
+				var err error
+				if sess, err = c.Connect(context.Background(), &mcp.HTTPTransport{URL: startHTTP(t, srv).url}); err != nil {
+					t.Fatal(err)
+				}
+				defer sess.Close()
+			}
+			rec := &progressRecorder{}
+			res, err := sess.CallTool(tool.WithClient(context.Background(), rec), "ask", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content[0].Text != "hello Ada" || asked != 1 {
+				t.Errorf("result %+v, asked %d times", res, asked)
+			}
+			if got := strings.Join(rec.msgs, "|"); !strings.Contains(got, "halfway") {
+				t.Errorf("progress shown: %q", got)
+			}
+		})
 	}
 }
 
@@ -115,5 +130,41 @@ func TestClientCancelsTask(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("the task was not cancelled on the server")
+	}
+}
+
+// A task's id, kept through Client.TaskStarted, lets another client (the
+// program after a restart) follow the task to its result.
+func TestClientResumesTask(t *testing.T) {
+	release := make(chan struct{})
+	srv := newTaskServer(t, mcp.TaskOptions{PollInterval: 20 * time.Millisecond}, waitTool("job", tool.TaskRequired, release))
+	hc := startHTTP(t, srv)
+	ids := make(chan string, 1)
+	first := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, TaskStarted: func(id string) { ids <- id }}
+	ctx := context.Background()
+	sa, err := first.Connect(ctx, &mcp.HTTPTransport{URL: hc.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sa.Close()
+	go sa.CallTool(ctx, "job", nil) // the first run, left behind
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(waitTimeout):
+		t.Fatal("TaskStarted was not called")
+	}
+	sb, err := (&mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: hc.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	close(release)
+	res, err := sb.AwaitTask(ctx, id)
+	if err != nil || res.Content[0].Text != "done job" {
+		t.Fatalf("resumed: %+v, %v", res, err)
+	}
+	if _, err := sb.AwaitTask(ctx, "task_AAAAAAAAAAAAAAAAAAAAAA"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("an unknown task: %v", err)
 	}
 }

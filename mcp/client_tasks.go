@@ -42,6 +42,9 @@ func (s *ClientSession) awaitTask(ctx context.Context, created json.RawMessage) 
 // kept the task's id resumes it after a restart. The server answers for
 // the caller that created the task only.
 func (s *ClientSession) AwaitTask(ctx context.Context, taskID string) (*CallToolResult, error) {
+	if !s.modern {
+		return s.legacyResult(ctx, taskID, 0)
+	}
 	var t Task
 	if err := s.Call(ctx, MethodTasksGet, &TaskParams{TaskID: taskID}, &t); err != nil {
 		return nil, fmt.Errorf("task %s: %w", taskID, err)
@@ -227,11 +230,20 @@ func (s *ClientSession) callLegacyTask(ctx context.Context, name string, args js
 	if id == "" {
 		return nil, fmt.Errorf("tools/call %s: the server answered a task request without a task", name)
 	}
+	if f := s.client.TaskStarted; f != nil {
+		f(id)
+	}
+	return s.legacyResult(ctx, id, created.Task.PollInterval)
+}
+
+// legacyResult waits for the result of a 2025-11-25 task, showing its
+// statusMessage as progress.
+func (s *ClientSession) legacyResult(ctx context.Context, id string, pollMs int64) (*CallToolResult, error) {
 	pollCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
 		last := ""
-		interval := pollInterval(created.Task.PollInterval, 0)
+		interval := pollInterval(pollMs, 0)
 		for {
 			select {
 			case <-time.After(interval):
@@ -261,13 +273,13 @@ func (s *ClientSession) callLegacyTask(ctx context.Context, name string, args js
 	if err != nil {
 		if ctx.Err() != nil {
 			s.cancelTask(id)
-			return nil, fmt.Errorf("tools/call %s: task %s: %w (cancelled on the server)", name, id, context.Cause(ctx))
+			return nil, fmt.Errorf("task %s: %w (cancelled on the server)", id, context.Cause(ctx))
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("tools/call %s: waiting for task %s: %w", name, id, err)
+		return nil, fmt.Errorf("waiting for task %s: %w", id, err)
 	}
 	return &res, nil
 }

@@ -45,7 +45,7 @@ Start with:
 	root.AddCommand(
 		newServeCmd(g), newToolsCmd(g), newCallCmd(g), newRunCmd(g), newChatCmd(g), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
-		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g),
+		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g), newTasksCmd(g),
 		newVersionCmd(), newConfigTopic(),
 	)
 	return root

@@ -277,6 +277,9 @@ The servers come from the configuration file: see toolwire help config.`,
 				return err
 			}
 			defer s.close()
+			// A task the call becomes is kept until the call returns:
+			// toolwire tasks resumes it if toolwire is killed first.
+			defer keepTasks(s, newTaskLog(), s.Host.Config.Path, args[0])()
 			t, err := s.Lookup(s.ctx, args[0])
 			if err != nil {
 				return lookupError(err, "tools")

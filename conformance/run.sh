@@ -41,11 +41,14 @@ url="http://127.0.0.1:$port/mcp"
 
 # Unscored server scenarios we hold ourselves to, per revision: each must
 # appear in the suite's log (a tracked scenario that the suite stopped
-# running fails the run) and pass.
+# running fails the run) and pass. The Tasks extension's scenarios run in
+# the 2026-07-28 set.
+tasks="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-mrtr-input
+  tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error tasks-mrtr-composition"
 tracked() {
   case "$1" in
     2025-11-25) echo "json-schema-2020-12 server-sse-polling server-session-lifecycle" ;;
-    2026-07-28) echo "json-schema-2020-12 http-header-validation http-custom-header-server-validation" ;;
+    2026-07-28) echo "json-schema-2020-12 http-header-validation http-custom-header-server-validation $tasks" ;;
   esac
 }
 allowed=""

@@ -53,6 +53,10 @@ type Host struct {
 	// the server's name, after Client.Notify (a gateway relays list
 	// changes with it). It must not block for long.
 	ServerNotify func(server, method string, params json.RawMessage)
+	// TaskStarted, when set, is told of each task (MCP's Tasks
+	// extension, or a 2025-11-25 server's) a call became, by server name
+	// and task id, so that it can be resumed (AwaitTask) after a restart.
+	TaskStarted func(server, taskID string)
 
 	mu        sync.Mutex
 	servers   map[string]*server
@@ -159,6 +163,9 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	c := s.host.Client
+	if f := s.host.TaskStarted; f != nil {
+		c.TaskStarted = func(id string) { f(s.cfg.Name, id) }
+	}
 	userNotify := c.Notify
 	c.Notify = func(method string, params json.RawMessage) {
 		if method == mcp.NotificationToolsListChanged {

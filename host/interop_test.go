@@ -97,6 +97,8 @@ var everythingCases = []struct {
 	{"get-annotated-message", `{"messageType":"shouting"}`, true, nil},
 	{"trigger-long-running-operation", `{"duration":0.2,"steps":2}`, false, func(r *tool.Result) bool { return strings.Contains(texts(r), "completed") }},
 	{"toggle-simulated-logging", `{}`, false, func(r *tool.Result) bool { return len(r.Content) > 0 }},
+	// Runs only as a 2025-11-25 task (execution.taskSupport "required").
+	{"simulate-research-query", `{"topic":"tasks"}`, false, func(r *tool.Result) bool { return strings.Contains(texts(r), "Research Report: tasks") }},
 }
 
 func runEverything(t *testing.T, reg *tool.Registry) {

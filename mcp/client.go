@@ -42,6 +42,11 @@ type Client struct {
 	// Notify receives the server's notifications (progress, log messages,
 	// list changes, resource updates). It must not block for long.
 	Notify func(method string, params json.RawMessage)
+	// TaskStarted, when set, is told the id of each task (the Tasks
+	// extension) a tools/call was answered with, before CallTool follows
+	// it: a program that keeps it can resume the task after a restart
+	// (ClientSession.AwaitTask).
+	TaskStarted func(taskID string)
 
 	// ProtocolVersion forces a revision. Empty means: probe for the modern
 	// revision with server/discover and fall back to the legacy handshake.
@@ -239,6 +244,8 @@ func (c *Client) Capabilities() ClientCapabilities {
 	if c.Roots != nil {
 		caps.Roots = &RootsCapability{}
 	}
+	// CallTool follows a task to its result (see awaitTask).
+	caps.Extensions = map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}
 	return caps
 }
 
@@ -438,6 +445,9 @@ func (s *ClientSession) Call(ctx context.Context, method string, params RequestP
 		if r, ok := result.(*CallToolResult); ok {
 			// Read as the result it most likely is, in one pass.
 			if err := decodeResult(method, raw, r); err != nil || r.ResultType != ResultInputRequired {
+				if err == nil && r.ResultType == ResultTask {
+					r.task = raw
+				}
 				return err
 			}
 			*r = CallToolResult{}
@@ -562,6 +572,8 @@ func (s *ClientSession) headers(method string, params any) callHeaders {
 		h.name = p.Name
 	case *ReadResourceParams:
 		h.name = p.URI
+	case *TaskParams:
+		h.name = p.TaskID // the Tasks extension's routing header
 	}
 	return h
 }
@@ -841,9 +853,15 @@ func (s *ClientSession) Err() error {
 // CallTool calls a tool with arguments given as a JSON object (nil means
 // none). A tool's own failure is a result with IsError set, not an error.
 func (s *ClientSession) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
+	if !s.modern && s.legacyTaskTool(ctx, name) {
+		return s.callLegacyTask(ctx, name, args)
+	}
 	var res CallToolResult
 	if err := s.Call(ctx, MethodToolsCall, &CallToolParams{Name: name, Arguments: args}, &res); err != nil {
 		return nil, err
+	}
+	if res.task != nil {
+		return s.awaitTask(ctx, res.task)
 	}
 	return &res, nil
 }

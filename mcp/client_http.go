@@ -250,7 +250,7 @@ func setModernHeaders(hdr http.Header, method string, h callHeaders) {
 	hdr.Set(HeaderProtocolVersion, h.modern)
 	hdr.Set(HeaderMethod, method)
 	switch method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
 		hdr.Set(HeaderName, encodeHeaderValue(h.name))
 	}
 	for name, v := range h.params {

@@ -185,10 +185,18 @@ var inputKeyPrefix = map[string]string{
 // the legacy era, as an input request of an input_required result in the
 // modern one.
 func askClient(ctx context.Context, method string, params any, out any, supported func(*ClientCapabilities) bool) error {
+	if run := runFrom(ctx); run != nil {
+		return run.ask(ctx, method, params, out, supported)
+	}
 	r := requestFrom(ctx)
 	if r == nil {
 		return fmt.Errorf("%s can only be called while serving a request", method)
 	}
+	return askRequest(ctx, r, method, params, out, supported)
+}
+
+// askRequest puts a question to the client of request r.
+func askRequest(ctx context.Context, r *request, method string, params any, out any, supported func(*ClientCapabilities) bool) error {
 	if r.caps == nil || !supported(r.caps) {
 		return missingCapability(method)
 	}

@@ -51,6 +51,12 @@ func (s *Server) dispatch(ctx context.Context, req *request) (any, error) {
 		return s.setLevel(req)
 	case MethodSubscriptionsListen:
 		return s.listen(ctx, req)
+	case MethodTasksGet:
+		return s.tasksGet(ctx, req)
+	case MethodTasksUpdate:
+		return s.tasksUpdate(ctx, req)
+	case MethodTasksCancel:
+		return s.tasksCancel(ctx, req)
 	}
 	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: %q", req.method)
 }
@@ -412,7 +418,22 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		c := s.Caller(ctx, req.info())
 		req.caller = &c
 	}
+	if t, ok := s.tools.Lookup(p.Name); ok {
+		if support := taskSupport(t); support != "" {
+			return s.callToolTask(ctx, req, &p, support)
+		}
+	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)
+	out, err := s.toolOutcome(ctx, p.Name, res, err, &req.responseParts().toolResult)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// toolOutcome turns what the registry returned for a call of tool name
+// into the call's result, written to out, or its protocol error.
+func (s *Server) toolOutcome(ctx context.Context, name string, res *tool.Result, err error, out *CallToolResult) (*CallToolResult, error) {
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		var unknown *tool.UnknownToolError
@@ -421,13 +442,13 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		case errors.As(err, &unknown) && unknown.Gone != nil:
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%v", err)
 		case errors.As(err, &unknown):
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", p.Name)
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool %q: call tools/list for the tools this server has", name)
 		case errors.Is(err, ErrInputRequired) || errors.As(err, &rpcErr):
 			return nil, err
 		case ctx.Err() != nil:
 			return nil, context.Cause(ctx)
 		case errors.Is(err, tool.ErrFatal):
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "tool %s: %v", p.Name, err)
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "tool %s: %v", name, err)
 		case errors.As(err, &panicked):
 			s.logger().Error("mcp: tool panicked", "tool", panicked.Tool, "panic", panicked.Value, "stack", string(panicked.Stack))
 		}
@@ -436,9 +457,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	if res == nil {
 		res = &tool.Result{}
 	}
-	a := req.responseParts()
-	a.toolResult = CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}
-	return &a.toolResult, nil
+	*out = CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, ResultBase: ResultBase{Meta: res.Meta}}
+	return out, nil
 }
 
 func (s *Server) listResources(req *request) (any, error) {

@@ -469,6 +469,8 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 		want = p.name
 	case MethodResourcesRead:
 		want = p.uri
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		want = p.taskID
 	default:
 		return nil, 0
 	}
@@ -498,6 +500,7 @@ func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*j
 // has no escapes, so that comparing them allocates nothing.
 type headerFields struct {
 	name, uri []byte
+	taskID    []byte
 	arguments []byte
 	meta      bool   // params._meta is there and not null
 	version   []byte // params._meta's protocol version
@@ -522,6 +525,8 @@ func readHeaderFields(params []byte) headerFields {
 			f.name = stringBytes(v)
 		case "uri":
 			f.uri = stringBytes(v)
+		case "taskId":
+			f.taskID = stringBytes(v)
 		case "arguments":
 			f.arguments = v
 		case "_meta":
@@ -529,7 +534,7 @@ func readHeaderFields(params []byte) headerFields {
 		}
 	})
 	if err != nil || meta == nil || string(meta) == "null" {
-		return headerFields{name: f.name, uri: f.uri, arguments: f.arguments}
+		return headerFields{name: f.name, uri: f.uri, taskID: f.taskID, arguments: f.arguments}
 	}
 	f.meta = true
 	if meta[0] == '{' {

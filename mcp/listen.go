@@ -88,6 +88,10 @@ func (s *Server) listen(ctx context.Context, req *request) (any, error) {
 		agreed.ResourcesListChanged = p.Notifications.ResourcesListChanged
 		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
 	}
+	var err error
+	if agreed.TaskIDs, err = s.agreedTaskIDs(ctx, req, p.Notifications.TaskIDs); err != nil {
+		return nil, err
+	}
 	l := &listener{id: req.id, filter: agreed, out: req.out, done: make(chan struct{})}
 	c := req.conn
 	l.mu.Lock()

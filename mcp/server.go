@@ -12,6 +12,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -140,6 +141,11 @@ type Server struct {
 	// Telemetry); the zero value uses OpenTelemetry's global providers.
 	Telemetry Telemetry
 
+	// Tasks configures the Tasks extension, which the server declares
+	// when a tool's Execution lets it run as a task (see TaskOptions).
+	Tasks TaskOptions
+
+	taskrt    taskRuntime
 	once      sync.Once
 	telOnce   sync.Once
 	tel       *instruments // made from Telemetry when serving begins
@@ -395,6 +401,9 @@ func (s *Server) capabilities() ServerCapabilities {
 	}
 	if s.complete != nil {
 		caps.Completions = &struct{}{}
+	}
+	if s.hasTaskTools() {
+		caps.Extensions = map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}
 	}
 	return caps
 }

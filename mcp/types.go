@@ -167,6 +167,9 @@ type ServerCapabilities struct {
 	Resources    *ResourcesCapability       `json:"resources,omitempty"`
 	Tools        *ListChangedCapability     `json:"tools,omitempty"`
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+	// Tasks is 2025-11-25's task support, which clients read; this
+	// server offers tasks as the Tasks extension instead.
+	Tasks json.RawMessage `json:"tasks,omitempty"`
 }
 
 // ListChangedCapability says whether list_changed notifications are sent.
@@ -308,6 +311,10 @@ type CallToolResult struct {
 	Content           []Content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitempty"`
 	IsError           bool      `json:"isError,omitempty"`
+
+	// task is the CreateTaskResult a server answered with in its stead
+	// (resultType "task"), which CallTool follows to the result.
+	task json.RawMessage
 }
 
 // ToolResult returns the call's result as a tool.Result.
@@ -502,6 +509,8 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs follow tasks of the Tasks extension (notifications/tasks).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // ListenParams are the params of subscriptions/listen.

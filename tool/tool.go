@@ -52,6 +52,10 @@ type Info struct {
 	Icons []Icon `json:"icons,omitempty"`
 	// Meta is free-form metadata (MCP's _meta).
 	Meta map[string]any `json:"_meta,omitempty"`
+	// Execution says whether an MCP server may run the tool as a task of
+	// the Tasks extension, which a client polls for the result instead
+	// of waiting: set it on tools that can run long. Nil: never.
+	Execution *Execution `json:"execution,omitempty"`
 
 	// Injected names the parameters the host fills, never the model
 	// (seed 004's system parameters: an executor, a storage
@@ -89,6 +93,26 @@ type Annotations struct {
 	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
+
+// Execution describes how a tool's calls may run (MCP's
+// execution annotation).
+type Execution struct {
+	// TaskSupport is TaskOptional, TaskRequired, or TaskForbidden (or
+	// empty).
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// The values of Execution.TaskSupport.
+const (
+	// TaskForbidden: every call answers with its result.
+	TaskForbidden = "forbidden"
+	// TaskOptional: a call the client lets become a task does so when it
+	// runs long (mcp.TaskOptions.After) or asks to (mcp.StartTask).
+	TaskOptional = "optional"
+	// TaskRequired: every call is a task; a client that cannot take one
+	// gets an error saying it lacks the extension.
+	TaskRequired = "required"
+)
 
 // Icon is an image that represents a tool, resource or server in a UI.
 type Icon struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolwire/toolwire/handle/redisstore"
+	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/toolsets/data" // registers "data" (DuckDB, linked with cgo)
 )
 
@@ -42,4 +43,18 @@ func (o dataOptions) toolsetOptions(ctx context.Context, name string) (any, erro
 		cfg.Store = store
 	}
 	return cfg, nil
+}
+
+// taskStore returns where the served tools' tasks (the MCP Tasks
+// extension) are kept: in Redis with --redis, so that every replica
+// answers for a task any of them runs; nil (in memory) otherwise.
+func (o dataOptions) taskStore() (mcp.TaskStore, error) {
+	if o.redis == "" {
+		return nil, nil
+	}
+	store, err := redisstore.New(o.redis, o.ttl)
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	return store.Tasks(), nil
 }

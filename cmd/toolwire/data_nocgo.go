@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/toolsets"
 )
 
@@ -21,5 +22,11 @@ func init() {
 // toolsetOptions gives every toolset its defaults: the data toolset's
 // flags have no toolset to reach in this build.
 func (o dataOptions) toolsetOptions(context.Context, string) (any, error) {
+	return nil, nil
+}
+
+// taskStore keeps tasks in memory: without the data toolset, --redis has
+// no store to reach in this build.
+func (o dataOptions) taskStore() (mcp.TaskStore, error) {
 	return nil, nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/toolwire/toolwire/host"
+	"github.com/toolwire/toolwire/tool"
 )
 
 // isTerminal reports whether v is a file open on a terminal.
@@ -159,4 +162,32 @@ func (p *progress) close() {
 		fmt.Fprintf(p.w, "\x1b[%dF\x1b[J", p.drawn)
 		p.drawn = 0
 	}
+}
+
+// callClient is the tool.Client of a call the command makes: the progress
+// the tool reports (a task's status, for a tool run as an MCP task) shows
+// on the call's line; it cannot ask the user or a model.
+type callClient struct {
+	p     *progress
+	label string
+}
+
+func (c callClient) Progress(_ context.Context, _, _ float64, message string) error {
+	if c.p != nil && message != "" {
+		c.p.mu.Lock()
+		c.p.line(c.label).state = message
+		c.p.redraw()
+		c.p.mu.Unlock()
+	}
+	return nil
+}
+
+func (callClient) Log(context.Context, tool.LogLevel, string, any) error { return nil }
+
+func (callClient) Elicit(context.Context, *tool.Elicitation) (*tool.ElicitResult, error) {
+	return nil, fmt.Errorf("toolwire call cannot ask for input: %w; use toolwire chat or run", errors.ErrUnsupported)
+}
+
+func (callClient) Sample(context.Context, *tool.Sampling) (*tool.SamplingResult, error) {
+	return nil, fmt.Errorf("toolwire call has no model to sample: %w; use toolwire chat or run", errors.ErrUnsupported)
 }

@@ -51,7 +51,7 @@ Start with:
 		withTelemetry(g, newServeCmd(g)), newToolsCmd(g), withTelemetry(g, newCallCmd(g)),
 		withTelemetry(g, newRunCmd(g)), withTelemetry(g, newChatCmd(g)), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
-		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g),
+		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g), newTasksCmd(g),
 		newVersionCmd(), newConfigTopic(),
 	)
 	return root

@@ -271,6 +271,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	if o.tel != nil {
 		srv.Tools().SetTelemetry(*o.tel)
 	}
+	if srv.Tasks.Store, err = o.data.taskStore(); err != nil {
+		return nil, nil, err
+	}
 	names := o.toolsets
 	if len(names) == 0 && len(o.gateway.servers) == 0 {
 		names = defaultToolsets()

@@ -277,6 +277,9 @@ The servers come from the configuration file: see toolwire help config.`,
 				return err
 			}
 			defer s.close()
+			// A task the call becomes is kept until the call returns:
+			// toolwire tasks resumes it if toolwire is killed first.
+			defer keepTasks(s, newTaskLog(), s.Host.Config.Path, args[0])()
 			t, err := s.Lookup(s.ctx, args[0])
 			if err != nil {
 				return lookupError(err, "tools")
@@ -289,7 +292,8 @@ The servers come from the configuration file: see toolwire help config.`,
 				return err
 			}
 			done := s.progress.task("call "+args[0], "running")
-			res, err := reg.Call(s.ctx, args[0], json.RawMessage(raw))
+			ctx := tool.WithClient(s.ctx, callClient{p: s.progress, label: "call " + args[0]})
+			res, err := reg.Call(ctx, args[0], json.RawMessage(raw))
 			done()
 			s.progress.close()
 			if err != nil {

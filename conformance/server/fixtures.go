@@ -38,6 +38,10 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 	srv := &mcp.Server{
 		Info:   mcp.Implementation{Name: "toolwire-conformance-server", Version: "0.1.0"},
 		Logger: logger,
+		Tasks:  mcp.TaskOptions{After: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond},
+	}
+	if err := srv.AddTools(taskTools()...); err != nil {
+		return nil, err
 	}
 	if err := srv.AddTools(tools()...); err != nil {
 		return nil, err

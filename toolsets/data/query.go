@@ -46,7 +46,11 @@ func (t *Toolset) query() tool.Tool {
 			}
 			info.Preview, err = t.csvText(ctx, info.Table.Value(), 10)
 			return info, err
-		})
+		}).WithInfo(func(i *tool.Info) {
+		// A query that runs long becomes a task of MCP's Tasks
+		// extension, for a client that can take one (mcp.TaskOptions).
+		i.Execution = &tool.Execution{TaskSupport: tool.TaskOptional}
+	})
 }
 
 // runQuery runs a model's SQL over its tables in a DuckDB database of

@@ -39,7 +39,7 @@ func ptr[T any](v T) *T { return &v }
 // makeTool makes a tool whose table handles resolve in the toolset's
 // store, with annotations. Each call runs under the toolset's time limit,
 // and an error that is one of its bounds says which, and how to raise it.
-func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly bool, fn func(context.Context, In) (Out, error)) tool.Tool {
+func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly bool, fn func(context.Context, In) (Out, error)) *tool.Typed[In, Out] {
 	bounded := func(ctx context.Context, in In) (Out, error) {
 		ctx, cancel := t.bounds.withTimeLimit(ctx)
 		defer cancel()

@@ -485,8 +485,7 @@ func (t *RemoteTool) Call(ctx context.Context, args json.RawMessage) (*tool.Resu
 			p.Meta = &mcp.RequestMeta{ProgressToken: token}
 		}
 	}
-	var res mcp.CallToolResult
-	err = sess.Call(ctx, mcp.MethodToolsCall, p, &res)
+	res, err := sess.CallToolWith(ctx, p)
 	if err != nil {
 		err = s.loginError(err)
 		if isTransportError(ctx, err) {

@@ -852,12 +852,20 @@ func (s *ClientSession) Err() error {
 
 // CallTool calls a tool with arguments given as a JSON object (nil means
 // none). A tool's own failure is a result with IsError set, not an error.
+// A call the server answers with a task (the Tasks extension, or a
+// 2025-11-25 server's task-only tool) is followed to its result.
 func (s *ClientSession) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
-	if !s.modern && s.legacyTaskTool(ctx, name) {
-		return s.callLegacyTask(ctx, name, args)
+	return s.CallToolWith(ctx, &CallToolParams{Name: name, Arguments: args})
+}
+
+// CallToolWith is CallTool with the whole params, for a caller that sets
+// their _meta (a progress token, say).
+func (s *ClientSession) CallToolWith(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
+	if !s.modern && s.legacyTaskTool(ctx, p.Name) {
+		return s.callLegacyTask(ctx, p)
 	}
 	var res CallToolResult
-	if err := s.Call(ctx, MethodToolsCall, &CallToolParams{Name: name, Arguments: args}, &res); err != nil {
+	if err := s.Call(ctx, MethodToolsCall, p, &res); err != nil {
 		return nil, err
 	}
 	if res.task != nil {

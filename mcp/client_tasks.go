@@ -219,16 +219,16 @@ func (s *ClientSession) legacyTaskTool(ctx context.Context, name string) bool {
 // task's statusMessage as progress while tasks/result waits for the
 // result (the server sends its questions meanwhile, which the client's
 // handlers answer), and cancels the task when ctx ends first.
-func (s *ClientSession) callLegacyTask(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
+func (s *ClientSession) callLegacyTask(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
 	var created struct {
 		Task legacyTask `json:"task"`
 	}
-	if err := s.Call(ctx, MethodToolsCall, &legacyTaskParams{CallToolParams: CallToolParams{Name: name, Arguments: args}}, &created); err != nil {
+	if err := s.Call(ctx, MethodToolsCall, &legacyTaskParams{CallToolParams: *p}, &created); err != nil {
 		return nil, err
 	}
 	id := created.Task.TaskID
 	if id == "" {
-		return nil, fmt.Errorf("tools/call %s: the server answered a task request without a task", name)
+		return nil, fmt.Errorf("tools/call %s: the server answered a task request without a task", p.Name)
 	}
 	if f := s.client.TaskStarted; f != nil {
 		f(id)

@@ -281,25 +281,55 @@ func TestTelemetryTrace(t *testing.T) {
 }
 
 // TestTelemetryBaggage: the baggage of the caller's context reaches the
-// tool's, over the wire, with the trace context.
+// tool's, over the wire, with the trace context, up to the 64 members
+// OpenTelemetry's baggage holds (TestTelemetryBadTraceContext sends
+// more, and more than 8192 bytes, as another client may).
 func TestTelemetryBaggage(t *testing.T) {
 	tel := newTelemetry(t)
-	got := make(chan string, 1)
+	got := make(chan baggage.Baggage, 1)
 	srv := newServer(t, textTool("who", func(ctx context.Context, _ map[string]any) (string, error) {
-		got <- baggage.FromContext(ctx).Member("user").Value()
+		got <- baggage.FromContext(ctx)
 		return "ok", nil
 	}))
 	srv.Telemetry = tel.config()
+	members := func(n, size int) baggage.Baggage {
+		var ms []baggage.Member
+		for i := range n {
+			m, err := baggage.NewMemberRaw("k"+strconv.Itoa(i), strings.Repeat("v", size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		b, err := baggage.New(ms...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	user, _ := baggage.Parse("user=ada%20lovelace")
 	for _, version := range []string{"", mcp.Version20251125} {
 		sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, ProtocolVersion: version, Telemetry: tel.config()},
 			&mcp.InMemoryTransport{Server: srv})
-		bag, _ := baggage.Parse("user=ada%20lovelace")
-		ctx := baggage.ContextWithBaggage(context.Background(), bag)
-		if _, err := sess.CallTool(ctx, "who", json.RawMessage(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-		if v := <-got; v != "ada lovelace" {
-			t.Errorf("version %q: the tool's baggage has user %q, want %q", version, v, "ada lovelace")
+		for _, tc := range []struct {
+			name string
+			bag  baggage.Baggage
+			want int
+		}{
+			{"one member", user, 1},
+			{"64 members", members(64, 8), 64},
+		} {
+			ctx := baggage.ContextWithBaggage(context.Background(), tc.bag)
+			if _, err := sess.CallTool(ctx, "who", json.RawMessage(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			b := <-got
+			if b.Len() != tc.want {
+				t.Errorf("version %q, %s: the tool's baggage has %d members, want %d", version, tc.name, b.Len(), tc.want)
+			}
+			if tc.name == "one member" && b.Member("user").Value() != "ada lovelace" {
+				t.Errorf("version %q: the tool's baggage has user %q, want %q", version, b.Member("user").Value(), "ada lovelace")
+			}
 		}
 	}
 }
@@ -477,10 +507,32 @@ func (p *recordingPropagator) Fields() []string { return []string{"traceparent",
 func TestTelemetryBadTraceContext(t *testing.T) {
 	tel := newTelemetry(t)
 	rec := &recordingPropagator{got: map[string][]string{}}
-	srv := newServer(t, addTool())
+	srv := newServer(t, addTool(), textTool("bag", func(ctx context.Context, _ map[string]any) (string, error) {
+		return strconv.Itoa(baggage.FromContext(ctx).Len()), nil
+	}))
 	srv.Telemetry = tel.config()
 	stdio := startStdio(t, srv)
 	stdio.initialize(nil)
+
+	// The W3C Baggage propagator keeps 64 members of more, none of a
+	// baggage past 8192 bytes.
+	many := make([]string, 100)
+	for i := range many {
+		many[i] = "k" + strconv.Itoa(i) + "=v"
+	}
+	for _, tc := range []struct {
+		bag  string
+		want string
+	}{
+		{strings.Join(many, ","), "64"},
+		{strings.Join(many[:3], ","), "3"},
+		{"k=" + strings.Repeat("v", 9000), "0"},
+	} {
+		resp := stdio.call("tools/call", map[string]any{"name": "bag", "arguments": map[string]any{}, "_meta": map[string]any{"baggage": tc.bag}})
+		if text, _ := toolText(t, resp); text != tc.want {
+			t.Errorf("a baggage of %d bytes reached the tool with %s members, want %s", len(tc.bag), text, tc.want)
+		}
+	}
 
 	huge := strings.Repeat("k=v,", 3000)[:12000-1]
 	maxed := "k=" + strings.Repeat("v", 8190)
@@ -628,6 +680,64 @@ func TestTelemetryOff(t *testing.T) {
 		}
 		if p.Meta != nil && (p.Meta.Traceparent != "" || p.Meta.Baggage != "") {
 			t.Errorf("version %q: without telemetry the request's _meta is %+v", version, p.Meta)
+		}
+	}
+}
+
+// TestTelemetryAmbientParent: a request with no trace context in _meta
+// (from a client without telemetry) is a child of the span it is served
+// in (the HTTP server span of the program's middleware), not linked to
+// it as well.
+func TestTelemetryAmbientParent(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, addTool())
+	srv.Telemetry = tel.config()
+	h := mcp.NewHTTPHandler(srv)
+	t.Cleanup(h.Close)
+	url := serveHTTP(t, spanMiddleware(tel.tp, h))
+	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}}, &mcp.HTTPTransport{URL: url})
+	if _, err := sess.CallTool(context.Background(), "add", json.RawMessage(`{"a":1,"b":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	ss := tel.one(t, "tools/call add", trace.SpanKindServer)
+	parent := ""
+	for _, s := range tel.find("POST", trace.SpanKindServer) {
+		if s.SpanContext().SpanID() == ss.Parent().SpanID() {
+			parent = s.Name()
+		}
+	}
+	if parent == "" || ss.Parent().IsRemote() {
+		t.Errorf("the server span's parent %v is not the HTTP server span", ss.Parent())
+	}
+	if len(ss.Links()) != 0 {
+		t.Errorf("the server span links %+v besides its parent", ss.Links())
+	}
+}
+
+// TestTelemetryReusedParams: params a caller passes again carry the trace
+// context of the call they are passed to, not what an earlier call left
+// in their _meta.
+func TestTelemetryReusedParams(t *testing.T) {
+	tel := newTelemetry(t)
+	got := make(chan string, 1)
+	srv := newServer(t, textTool("who", func(ctx context.Context, _ map[string]any) (string, error) {
+		got <- baggage.FromContext(ctx).Member("user").Value()
+		return "ok", nil
+	}))
+	srv.Telemetry = tel.config()
+	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, Telemetry: tel.config()},
+		&mcp.InMemoryTransport{Server: srv})
+	p := &mcp.CallToolParams{Name: "who", Arguments: json.RawMessage(`{}`)}
+	p.Meta = &mcp.RequestMeta{ProgressToken: json.RawMessage(`"tok"`)}
+	bag, _ := baggage.Parse("user=ada")
+	for i, ctx := range []context.Context{baggage.ContextWithBaggage(context.Background(), bag), context.Background()} {
+		var res mcp.CallToolResult
+		if err := sess.Call(ctx, mcp.MethodToolsCall, p, &res); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"ada", ""}[i]
+		if v := <-got; v != want {
+			t.Errorf("call %d: the tool's baggage has user %q, want %q", i+1, v, want)
 		}
 	}
 }

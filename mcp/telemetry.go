@@ -131,6 +131,10 @@ type instruments struct {
 	// which would allocate (see start).
 	off  atomic.Pointer[offProvider]
 	none trace.Span
+	// offProp is the propagator found to carry no field when the
+	// instruments were made (OpenTelemetry's global one before a program
+	// sets one, which then changes identity): it is not called.
+	offProp propagation.TextMapPropagator
 }
 
 // offProvider is a tracer provider that makes no spans.
@@ -219,6 +223,9 @@ func (t Telemetry) instruments(side string, kind trace.SpanKind) *instruments {
 		prop:      t.Propagator,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(kind)},
 	}
+	if p := ins.propagator(); len(p.Fields()) == 0 && reflect.TypeOf(p).Comparable() {
+		ins.offProp = p
+	}
 	ins.operation = histogram(meter, "mcp."+side+".operation.duration",
 		"The duration of MCP requests and notifications as the "+side+" sees them.")
 	ins.session = histogram(meter, "mcp."+side+".session.duration",
@@ -243,11 +250,28 @@ func histogram(meter metric.Meter, name, desc string) metric.Float64Histogram {
 	return h
 }
 
+// propagator returns the propagator, or nil when it is the one found at
+// the start to carry nothing (see offProp).
 func (ins *instruments) propagator() propagation.TextMapPropagator {
-	if ins.prop != nil {
-		return ins.prop
+	p := ins.prop
+	if p == nil {
+		p = otel.GetTextMapPropagator()
 	}
-	return otel.GetTextMapPropagator()
+	if ins.offProp != nil && p == ins.offProp {
+		return nil
+	}
+	return p
+}
+
+// tracing reports whether spans may be made: false once the provider is
+// known to make none (see start).
+func (ins *instruments) tracing() bool {
+	tp := ins.tp
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	off := ins.off.Load()
+	return off == nil || off.tp != tp
 }
 
 // knownMethod returns method if this package knows it, else methodOther.
@@ -419,7 +443,10 @@ func (c *metaCarrier) Keys() []string {
 // request's _meta is the span's parent; the span of ctx (an HTTP server
 // span) is then linked.
 func (ins *instruments) startServerSpan(ctx context.Context, req *request, start time.Time) context.Context {
-	pctx := ins.propagator().Extract(ctx, (*metaCarrier)(req))
+	pctx := ctx
+	if p := ins.propagator(); p != nil {
+		pctx = p.Extract(ctx, (*metaCarrier)(req))
+	}
 	sctx, span := ins.start(pctx, knownMethod(req.method))
 	recording := span.IsRecording()
 	if !recording && !ins.operation.Enabled(sctx) {
@@ -688,6 +715,11 @@ type clientOp struct {
 // carries the span, whose trace context the request's _meta is given.
 func (s *ClientSession) startCall(ctx context.Context, method string, p *Params) (context.Context, clientOp) {
 	ins := s.tel
+	measuring := ins.operation.Enabled(ctx)
+	prop := ins.propagator()
+	if !measuring && prop == nil && !ins.tracing() {
+		return ctx, clientOp{span: ins.none} // telemetry is off
+	}
 	var op clientOp
 	if method == MethodToolsCall {
 		if ts, ok := ctx.Value(ctxkey.ToolSpan{}).(trace.Span); ok && ts != nil {
@@ -701,23 +733,24 @@ func (s *ClientSession) startCall(ctx context.Context, method string, p *Params)
 		ctx, op.span = ins.start(ctx, method)
 		op.own = true
 	}
-	if ins.operation.Enabled(ctx) {
+	if measuring {
 		op.start = time.Now()
 	}
-	if op.span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0 {
-		s.injectTrace(ctx, p)
+	if prop != nil && (op.span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0) {
+		s.injectTrace(ctx, p, prop)
 	}
 	return ctx, op
 }
 
-// injectTrace puts the trace context of ctx in the _meta of p: in a copy
-// of the session's shared _meta, in a new one, or in the caller's own.
-func (s *ClientSession) injectTrace(ctx context.Context, p *Params) {
+// injectTrace puts the trace context of ctx, as prop writes it, in the
+// _meta of p: in a copy of the session's shared _meta, in a new one, or in
+// the caller's own.
+func (s *ClientSession) injectTrace(ctx context.Context, p *Params, prop propagation.TextMapPropagator) {
 	inj := metaInjector{p: p, shared: s.meta}
 	if m := p.Meta; m != nil && m != s.meta {
 		m.Traceparent, m.Tracestate, m.Baggage = "", "", "" // of an earlier call
 	}
-	s.tel.propagator().Inject(ctx, &inj)
+	prop.Inject(ctx, &inj)
 }
 
 // metaInjector writes a trace context into the _meta of a request's

@@ -2,9 +2,7 @@ package mcp_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -39,16 +37,7 @@ func BenchmarkTelemetry(b *testing.B) {
 			if err := srv.AddTools(addTool()); err != nil {
 				b.Fatal(err)
 			}
-			before := cpuTime()
 			benchCalls(b, srv, &mcp.Client{Info: mcp.Implementation{Name: "bench", Version: "1"}, Telemetry: tel})
-			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

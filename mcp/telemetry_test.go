@@ -117,12 +117,12 @@ func expectAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) 
 		v, ok := got[attribute.Key(k)]
 		switch {
 		case w == "" && ok:
-			t.Errorf("%s span %q: %s = %q, want none", s.SpanKind(), s.Name(), k, v.Emit())
+			t.Errorf("%s span %q: %s = %q, want none", s.SpanKind(), s.Name(), k, v.String())
 		case w == "":
 		case !ok:
 			t.Errorf("%s span %q: no %s, want %q", s.SpanKind(), s.Name(), k, w)
-		case w != "*" && v.Emit() != w:
-			t.Errorf("%s span %q: %s = %q, want %q", s.SpanKind(), s.Name(), k, v.Emit(), w)
+		case w != "*" && v.String() != w:
+			t.Errorf("%s span %q: %s = %q, want %q", s.SpanKind(), s.Name(), k, v.String(), w)
 		}
 	}
 }
@@ -213,7 +213,7 @@ func TestTelemetryTrace(t *testing.T) {
 				"gen_ai.tool.name":      "add",
 				"gen_ai.operation.name": "execute_tool",
 				"mcp.protocol.version":  version,
-				"jsonrpc.request.id":    attrs(cs)["jsonrpc.request.id"].Emit(),
+				"jsonrpc.request.id":    attrs(cs)["jsonrpc.request.id"].String(),
 				"error.type":            "",
 			}
 			if common["jsonrpc.request.id"] == "" {
@@ -237,7 +237,7 @@ func TestTelemetryTrace(t *testing.T) {
 				expectAttrs(t, cs, map[string]string{"server.address": host, "server.port": port})
 				expectAttrs(t, ss, map[string]string{"client.address": "127.0.0.1", "client.port": "*", "network.protocol.version": "1.1"})
 				if attrs(cs)["mcp.session.id"] != attrs(ss)["mcp.session.id"] {
-					t.Errorf("session ids: client %v, server %v", attrs(cs)["mcp.session.id"].Emit(), attrs(ss)["mcp.session.id"].Emit())
+					t.Errorf("session ids: client %v, server %v", attrs(cs)["mcp.session.id"].String(), attrs(ss)["mcp.session.id"].String())
 				}
 				// The HTTP server span is linked, not the parent.
 				var httpSpan sdktrace.ReadOnlySpan
@@ -656,8 +656,8 @@ func TestTelemetryCardinality(t *testing.T) {
 			}
 			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
 				for _, kv := range dp.Attributes.ToSlice() {
-					if strings.Contains(kv.Value.Emit(), "made-up") {
-						t.Errorf("a metric point has %s = %q", kv.Key, kv.Value.Emit())
+					if strings.Contains(kv.Value.String(), "made-up") {
+						t.Errorf("a metric point has %s = %q", kv.Key, kv.Value.String())
 					}
 				}
 			}

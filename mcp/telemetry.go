@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/url"
@@ -117,8 +118,11 @@ type instruments struct {
 	operation metric.Float64Histogram
 	session   metric.Float64Histogram
 	// startOpts are the options every span starts with (its kind), made
-	// once: a variadic slice made per span would be allocated.
+	// once: a variadic slice made per span would be allocated; peerOpts
+	// those of the other side's kind, for the requests the other side
+	// initiates (a legacy server's sampling, elicitation, roots).
 	startOpts []trace.SpanStartOption
+	peerOpts  []trace.SpanStartOption
 	// attrs lends the slices a span's attributes are gathered in (the SDK
 	// copies them); recordOpts holds the options that record a metric
 	// with each set of attributes seen, made once per set.
@@ -147,6 +151,11 @@ type offProvider struct{ tp trace.TracerProvider }
 // global provider changes identity when a program installs an SDK, so a
 // span is started again from then on.
 func (ins *instruments) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	return ins.startWith(ctx, name, ins.startOpts)
+}
+
+// startWith is start with the span options opts.
+func (ins *instruments) startWith(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	tp := ins.tp
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -154,7 +163,7 @@ func (ins *instruments) start(ctx context.Context, name string) (context.Context
 	if off := ins.off.Load(); off != nil && off.tp == tp {
 		return ctx, ins.none
 	}
-	sctx, span := ins.tracer.Start(ctx, name, ins.startOpts...)
+	sctx, span := ins.tracer.Start(ctx, name, opts...)
 	if !span.IsRecording() && !span.SpanContext().IsValid() && reflect.TypeOf(tp).Comparable() {
 		ins.off.Store(&offProvider{tp})
 	}
@@ -222,6 +231,10 @@ func (t Telemetry) instruments(side string, kind trace.SpanKind) *instruments {
 		tracer:    tp.Tracer(instrumentationName),
 		prop:      t.Propagator,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(kind)},
+		peerOpts:  []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+	}
+	if kind == trace.SpanKindServer {
+		ins.peerOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	}
 	if p := ins.propagator(); len(p.Fields()) == 0 && reflect.TypeOf(p).Comparable() {
 		ins.offProp = p
@@ -918,4 +931,100 @@ func (s *ClientSession) sessionEnded(err error) {
 		attrs = append(attrs, keyErrorType.String(clientErrorType(err)))
 	}
 	s.tel.session.Record(ctx, time.Since(s.opened).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// startAsk starts the CLIENT span of request m that the server sends the
+// client of c (legacy: sampling, elicitation, roots), and puts the trace
+// context in m's params._meta; end ends the span with the request's
+// outcome.
+func (ins *instruments) startAsk(ctx context.Context, c *conn, m *jsonrpc.Message) (_ context.Context, end func(error)) {
+	ctx, span := ins.startWith(ctx, knownMethod(m.Method), ins.peerOpts)
+	if p := ins.propagator(); p != nil && (span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0) {
+		carrier := propagation.MapCarrier{}
+		p.Inject(ctx, carrier)
+		m.Params = withMeta(m.Params, carrier)
+	}
+	return ctx, func(err error) {
+		if !span.IsRecording() {
+			span.End()
+			return
+		}
+		_, stdio := c.out.(lineSender)
+		attrs := []attribute.KeyValue{keyMethod.String(knownMethod(m.Method)), keyRequestID.String(requestID(m.ID))}
+		c.mu.Lock()
+		version := c.version
+		c.mu.Unlock()
+		if version != "" {
+			attrs = append(attrs, keyProtocolVersion.String(version))
+		}
+		if stdio {
+			attrs = append(attrs, keyTransport.String("pipe"))
+		} else {
+			attrs = append(attrs, keyTransport.String("tcp"), keyProtocolName.String("http"), keySessionID.String(c.session))
+		}
+		if err != nil {
+			attrs = append(attrs, keyErrorType.String(clientErrorType(err)))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.SetAttributes(attrs...)
+		span.End()
+	}
+}
+
+// withMeta returns params (a JSON object, or none) with the members kv
+// added to its _meta; params itself when it cannot hold them.
+func withMeta(params json.RawMessage, kv map[string]string) json.RawMessage {
+	if len(kv) == 0 {
+		return params
+	}
+	obj := map[string]json.RawMessage{}
+	if len(params) > 0 && json.Unmarshal(params, &obj) != nil {
+		return params
+	}
+	meta := map[string]any{}
+	if raw, ok := obj["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return params
+	}
+	for k, v := range kv {
+		meta[k] = v
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return params
+	}
+	obj["_meta"] = b
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// startInbound starts the SERVER span of request m that the server sent
+// the client (legacy), its parent the trace context in m's _meta; end
+// ends it with the error the client answers with (nil for a result).
+func (s *ClientSession) startInbound(ctx context.Context, m *jsonrpc.Message) (_ context.Context, end func(*jsonrpc.Error)) {
+	ins := s.tel
+	pctx := ctx
+	if p := ins.propagator(); p != nil {
+		pctx = p.Extract(ctx, (*metaCarrier)(&request{params: m.Params}))
+	}
+	sctx, span := ins.startWith(pctx, knownMethod(m.Method), ins.peerOpts)
+	return sctx, func(e *jsonrpc.Error) {
+		if !span.IsRecording() {
+			span.End()
+			return
+		}
+		attrs := []attribute.KeyValue{keyMethod.String(knownMethod(m.Method)), keyRequestID.String(requestID(m.ID))}
+		if v := s.ProtocolVersion(); v != "" {
+			attrs = append(attrs, keyProtocolVersion.String(v))
+		}
+		attrs = append(attrs, s.netAttrs...)
+		if e != nil {
+			attrs = rpcErrorAttrs(attrs, e)
+			span.SetStatus(codes.Error, e.Message)
+		}
+		span.SetAttributes(attrs...)
+		span.End()
+	}
 }

@@ -741,3 +741,48 @@ func TestTelemetryReusedParams(t *testing.T) {
 		}
 	}
 }
+
+// TestTelemetryServerRequests: a request a legacy server sends its client
+// while serving a call (here roots/list) is a CLIENT span on the server,
+// child of the call's span, and a SERVER span on the client, child of
+// that one through the request's _meta; over pipes and HTTP.
+func TestTelemetryServerRequests(t *testing.T) {
+	for _, useHTTP := range []bool{false, true} {
+		t.Run("http="+strconv.FormatBool(useHTTP), func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := newServer(t, textTool("roots", func(ctx context.Context, _ map[string]any) (string, error) {
+				res, err := mcp.ListRoots(ctx)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(len(res.Roots)), nil
+			}))
+			srv.Telemetry = tel.config()
+			var tr mcp.ClientTransport = &mcp.InMemoryTransport{Server: srv}
+			if useHTTP {
+				h := mcp.NewHTTPHandler(srv)
+				t.Cleanup(h.Close)
+				tr = &mcp.HTTPTransport{URL: serveHTTP(t, h)}
+			}
+			c := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, ProtocolVersion: mcp.Version20251125, Telemetry: tel.config(),
+				Roots: func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///tmp"}}, nil }}
+			sess := connectWith(t, c, tr)
+			res, err := sess.CallTool(context.Background(), "roots", json.RawMessage(`{}`))
+			if err != nil || res.IsError || res.Content[0].Text != "1" {
+				t.Fatalf("roots: %+v, %v", res, err)
+			}
+			call := tel.one(t, "tools/call roots", trace.SpanKindServer)
+			asked := tel.one(t, mcp.MethodListRoots, trace.SpanKindClient)
+			answered := tel.one(t, mcp.MethodListRoots, trace.SpanKindServer)
+			if asked.Parent().SpanID() != call.SpanContext().SpanID() {
+				t.Errorf("the server's roots/list span is not a child of the call's")
+			}
+			if answered.Parent().SpanID() != asked.SpanContext().SpanID() || !answered.Parent().IsRemote() {
+				t.Errorf("the client's roots/list span is not a child of the server's, through _meta")
+			}
+			for _, s := range []sdktrace.ReadOnlySpan{asked, answered} {
+				expectAttrs(t, s, map[string]string{"mcp.method.name": "roots/list", "jsonrpc.request.id": "*", "mcp.protocol.version": mcp.Version20251125, "error.type": ""})
+			}
+		})
+	}
+}

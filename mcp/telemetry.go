@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -379,14 +380,20 @@ func (c *metaCarrier) fields() *serverOp {
 	}
 	t.metaRead = true
 	p := c.params
-	if len(p) == 0 || p[0] != '{' {
-		return t
-	}
-	_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
-		if key == "_meta" && p[start] == '{' {
-			t.meta = p[start:end]
+	const first = `{"_meta":{` // as this package's client writes params
+	switch {
+	case bytes.HasPrefix(p, []byte(first)):
+		// _meta alone, not the arguments after it.
+		if end, err := jsonvalue.Skip(p, len(first)-1); err == nil {
+			t.meta = p[len(first)-1 : end]
 		}
-	})
+	case len(p) > 0 && p[0] == '{':
+		_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
+			if key == "_meta" && p[start] == '{' {
+				t.meta = p[start:end]
+			}
+		})
+	}
 	_, _ = jsonvalue.Object(t.meta, 0, func(key string, start, end int) {
 		for i, k := range w3cKeys {
 			if key == k && t.meta[start] == '"' {

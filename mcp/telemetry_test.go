@@ -786,3 +786,31 @@ func TestTelemetryServerRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestTelemetryMetaAnywhere: the trace context is read from _meta
+// wherever it is among the params (this package's client writes it
+// first, other clients may not).
+func TestTelemetryMetaAnywhere(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, addTool())
+	srv.Telemetry = tel.config()
+	stdio := startStdio(t, srv)
+	stdio.initialize(nil)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for i, params := range []string{
+		`{"_meta":{"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"},"name":"add","arguments":{"a":1,"b":2}}`,
+		`{"name":"add","arguments":{"a":1,"b":2},"_meta":{"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"}}`,
+		`{"name":"add", "_meta" : {"x":{"traceparent":"no"},"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"},"arguments":{"a":1,"b":2}}`,
+	} {
+		tel.spans.Reset()
+		id := "m" + strconv.Itoa(i)
+		stdio.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + params + `}`)
+		resp, _ := stdio.await(`"` + id + `"`)
+		if text, _ := toolText(t, resp); text != "3" {
+			t.Fatalf("params %s: %s", params, resp)
+		}
+		if got := tel.one(t, "tools/call add", trace.SpanKindServer).Parent().TraceID().String(); got != traceID {
+			t.Errorf("params %s: the server span's parent is in trace %q, want %q", params, got, traceID)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -121,6 +122,10 @@ type httpConn struct {
 	getCancel context.CancelFunc
 	closed    bool
 	streams   sync.WaitGroup // the standalone GET stream
+
+	// proto is the HTTP version of the last response, major<<8 | minor
+	// (for the telemetry's network.protocol.version).
+	proto atomic.Uint32
 }
 
 // newRequest makes an HTTP request to the endpoint with the custom headers
@@ -200,6 +205,9 @@ func (c *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, h callHead
 		return nil, fmt.Errorf("%s: %w", m.Method, err)
 	}
 	defer resp.Body.Close()
+	if v := uint32(resp.ProtoMajor)<<8 | uint32(resp.ProtoMinor); c.proto.Load() != v {
+		c.proto.Store(v)
+	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound && sid != "":
 		drain(resp.Body)
@@ -551,6 +559,16 @@ func (c *httpConn) close() error {
 // isHTTP marks connections whose requests mirror tool arguments into
 // headers, and so must refuse tools with invalid x-mcp-header annotations.
 func (c *httpConn) isHTTP() {}
+
+// protocolVersion is the HTTP version of the last response; "" before
+// the first.
+func (c *httpConn) protocolVersion() string {
+	v := c.proto.Load()
+	if v == 0 {
+		return ""
+	}
+	return httpVersion(int(v>>8), int(v&0xff))
+}
 
 // legacySession is the id of the legacy session; "" for none.
 func (c *httpConn) legacySession() string {

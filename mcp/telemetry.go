@@ -861,6 +861,11 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		attrs = append(attrs, keyProtocolVersion.String(v))
 	}
 	attrs = append(attrs, s.netAttrs...)
+	if c, ok := s.conn.(interface{ protocolVersion() string }); ok {
+		if v := c.protocolVersion(); v != "" {
+			attrs = append(attrs, keyProtocolVer.String(v))
+		}
+	}
 	failed, errMsg := true, ""
 	var rpcErr *jsonrpc.Error
 	switch {

@@ -234,7 +234,7 @@ func TestTelemetryTrace(t *testing.T) {
 			}
 			if tc.http {
 				host, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(tr.(*mcp.HTTPTransport).URL, "/mcp"), "http://"))
-				expectAttrs(t, cs, map[string]string{"server.address": host, "server.port": port})
+				expectAttrs(t, cs, map[string]string{"server.address": host, "server.port": port, "network.protocol.version": "1.1"})
 				expectAttrs(t, ss, map[string]string{"client.address": "127.0.0.1", "client.port": "*", "network.protocol.version": "1.1"})
 				if attrs(cs)["mcp.session.id"] != attrs(ss)["mcp.session.id"] {
 					t.Errorf("session ids: client %v, server %v", attrs(cs)["mcp.session.id"].String(), attrs(ss)["mcp.session.id"].String())

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -905,13 +906,20 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 			attrs = append(attrs, keySessionID.String(id))
 		}
 	}
+	if !op.own {
+		// The execute_tool span names the tool (as its registry does,
+		// which may differ from the server's name), and its outcome.
+		attrs = slices.DeleteFunc(attrs, func(kv attribute.KeyValue) bool {
+			return kv.Key == keyToolName || kv.Key == keyOperation || kv.Key == keyErrorType
+		})
+		span.SetAttributes(attrs...)
+		return
+	}
 	span.SetAttributes(attrs...)
 	if failed {
 		span.SetStatus(codes.Error, errMsg)
 	}
-	if op.own {
-		span.End()
-	}
+	span.End()
 }
 
 // clientNotification records the span of a notification the client

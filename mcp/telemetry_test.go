@@ -394,7 +394,8 @@ func TestTelemetryToolSpan(t *testing.T) {
 	srv.Telemetry = tel.config()
 	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, Telemetry: tel.config()},
 		&mcp.InMemoryTransport{Server: srv})
-	ctx, toolSpan := tel.tp.Tracer("registry").Start(context.Background(), "execute_tool add")
+	ctx, toolSpan := tel.tp.Tracer("registry").Start(context.Background(), "execute_tool calc__add",
+		trace.WithAttributes(attribute.String("gen_ai.tool.name", "calc__add")))
 	ctx = context.WithValue(ctx, ctxkey.ToolSpan{}, toolSpan)
 	if _, err := sess.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":1}`)); err != nil {
 		t.Fatal(err)
@@ -403,8 +404,9 @@ func TestTelemetryToolSpan(t *testing.T) {
 		t.Errorf("%d client spans for the tools/call, want none", n)
 	}
 	toolSpan.End()
-	ts := tel.one(t, "execute_tool add", trace.SpanKindInternal)
-	expectAttrs(t, ts, map[string]string{"mcp.method.name": "tools/call", "mcp.protocol.version": mcp.LatestVersion, "jsonrpc.request.id": "*", "network.transport": "pipe"})
+	ts := tel.one(t, "execute_tool calc__add", trace.SpanKindInternal)
+	expectAttrs(t, ts, map[string]string{"mcp.method.name": "tools/call", "mcp.protocol.version": mcp.LatestVersion, "jsonrpc.request.id": "*", "network.transport": "pipe",
+		"gen_ai.tool.name": "calc__add"})
 	ss := tel.one(t, "tools/call add", trace.SpanKindServer)
 	if ss.Parent().SpanID() != ts.SpanContext().SpanID() {
 		t.Errorf("the server span's parent is %v, want the execute_tool span %v", ss.Parent().SpanID(), ts.SpanContext().SpanID())

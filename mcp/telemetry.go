@@ -43,13 +43,16 @@ import (
 // protocol eras and over every transport; the server takes it from there
 // as the parent of its span, and links the context it serves the request
 // in (an HTTP server span of the program's own middleware) when both are
-// present. Malformed trace context is ignored: a new trace starts.
+// present. Malformed trace context is ignored: a new trace starts. A
+// request a legacy server sends its client (sampling, elicitation, roots)
+// is a CLIENT span on the server and a SERVER span on the client.
 //
 // The zero value uses OpenTelemetry's global providers, which do nothing
 // until the program installs an SDK (otel.SetTracerProvider and the
-// like): a program chooses its SDK and exporter, this package depends on
-// the API only. With nothing installed, a request costs a few
-// nanoseconds more and builds no attributes.
+// like), before or after the Server serves and the Client connects: a
+// program chooses its SDK and exporter, this package depends on the API
+// only. With nothing installed, a request allocates nothing more and
+// builds no attributes (some tens of nanoseconds on each side).
 type Telemetry struct {
 	// TracerProvider makes the spans; nil means otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
@@ -58,9 +61,8 @@ type Telemetry struct {
 	MeterProvider metric.MeterProvider
 	// Propagator carries the trace context through params._meta; nil
 	// means otel.GetTextMapPropagator(), looked up at each request. Only
-	// string members of _meta reach it; the server gives it no value
-	// longer than maxTraceValue bytes, and the client carries only
-	// traceparent, tracestate and baggage.
+	// string members of _meta reach it, none longer than 8192 bytes; the
+	// client carries only traceparent, tracestate and baggage.
 	Propagator propagation.TextMapPropagator
 }
 

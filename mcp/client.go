@@ -702,8 +702,10 @@ func (s *ClientSession) inbound(ctx context.Context, m *jsonrpc.Message) {
 	if !m.IsRequest() {
 		return
 	}
+	ctx, end := s.startInbound(ctx, m)
 	res, err := s.answer(ctx, m.Method, m.Params)
 	reply := &jsonrpc.Message{ID: m.ID}
+	defer func() { end(reply.Error) }()
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) {

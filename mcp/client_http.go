@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -122,6 +123,10 @@ type httpConn struct {
 	getCancel context.CancelFunc
 	closed    bool
 	streams   sync.WaitGroup // the standalone GET stream
+
+	// proto is the HTTP version of the last response, major<<8 | minor
+	// (for the telemetry's network.protocol.version).
+	proto atomic.Uint32
 }
 
 // newRequest makes an HTTP request to the endpoint with the custom headers
@@ -201,6 +206,9 @@ func (c *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, h callHead
 		return nil, fmt.Errorf("%s: %w", m.Method, err)
 	}
 	defer resp.Body.Close()
+	if v := uint32(resp.ProtoMajor)<<8 | uint32(resp.ProtoMinor); c.proto.Load() != v {
+		c.proto.Store(v)
+	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound && sid != "":
 		drain(resp.Body)
@@ -552,6 +560,16 @@ func (c *httpConn) close() error {
 // isHTTP marks connections whose requests mirror tool arguments into
 // headers, and so must refuse tools with invalid x-mcp-header annotations.
 func (c *httpConn) isHTTP() {}
+
+// protocolVersion is the HTTP version of the last response; "" before
+// the first.
+func (c *httpConn) protocolVersion() string {
+	v := c.proto.Load()
+	if v == 0 {
+		return ""
+	}
+	return httpVersion(int(v>>8), int(v&0xff))
+}
 
 // legacySession is the id of the legacy session; "" for none.
 func (c *httpConn) legacySession() string {

@@ -599,12 +599,14 @@ func decorate(res any, s *Server, ttl time.Duration) {
 }
 
 // ask sends a request to the client and waits for its answer (legacy era).
-func (c *conn) ask(ctx context.Context, out sender, method string, params any) (json.RawMessage, error) {
+func (c *conn) ask(ctx context.Context, out sender, method string, params any) (_ json.RawMessage, err error) {
 	id := jsonrpc.StringID("s" + strconv.FormatInt(c.nextID.Add(1), 10))
 	m, err := jsonrpc.NewRequest(id, method, params)
 	if err != nil {
 		return nil, err
 	}
+	ctx, end := c.srv.tel.startAsk(ctx, c, m)
+	defer func() { end(err) }()
 	ch := make(chan *jsonrpc.Message, 1)
 	c.mu.Lock()
 	if c.pending == nil {

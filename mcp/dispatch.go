@@ -164,16 +164,24 @@ type metaCache struct {
 const maxCachedMetas = 64
 
 func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
-	// The trace context differs from request to request: the rest is
+	c.mu.Lock()
+	m := c.m[string(raw)]
+	c.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	// The trace context differs from request to request: without it is
 	// the key, and what is kept (the server's telemetry reads the trace
 	// context from the request itself).
 	var buf [512]byte
 	key := withoutTraceContext(buf[:0], raw)
-	c.mu.Lock()
-	m := c.m[string(key)]
-	c.mu.Unlock()
-	if m != nil {
-		return m, nil
+	if len(key) != len(raw) {
+		c.mu.Lock()
+		m = c.m[string(key)]
+		c.mu.Unlock()
+		if m != nil {
+			return m, nil
+		}
 	}
 	m = new(RequestMeta)
 	if err := json.Unmarshal(raw, m); err != nil {

@@ -97,7 +97,7 @@ func marshalParams(params any, meta *RequestMeta, metaJSON []byte) (json.RawMess
 			dst := make([]byte, 0, 32+len(metaJSON)+len(p.Name)+len(p.Arguments))
 			dst = append(append(append(dst, `{"_meta":`...), metaJSON...), ',')
 			return appendCallToolParams(dst, p)
-		case p.Meta.traceOf != nil && p.Meta.traceOf == meta && metaJSON != nil:
+		case p.Meta.traceOf != nil && p.Meta.traceOf == meta && metaJSON != nil && p.Meta.sameBut(meta):
 			// meta and the trace context (see Telemetry).
 			dst := make([]byte, 0, 128+len(metaJSON)+len(p.Name)+len(p.Arguments))
 			dst = append(append(dst, `{"_meta":`...), metaJSON[:len(metaJSON)-1]...)

@@ -144,3 +144,39 @@ func TestMarshalParamsWithMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalParamsTraceContext: a tools/call's _meta with a trace
+// context is written as encoding/json writes it, on the fast paths (the
+// session's _meta and the trace context; the trace context alone) and
+// when the caller changed the copy of the session's _meta.
+func TestMarshalParamsTraceContext(t *testing.T) {
+	meta := &RequestMeta{ProtocolVersion: Version20260728, ClientCapabilities: &ClientCapabilities{}, ClientInfo: &Implementation{Name: "c", Version: "1"}}
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := func(tp, ts, bag string) *RequestMeta {
+		m := *meta
+		m.traceOf, m.Traceparent, m.Tracestate, m.Baggage = meta, tp, ts, bag
+		return &m
+	}
+	changed := traced("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "", "")
+	changed.ProgressToken = json.RawMessage(`"tok"`)
+	for _, m := range []*RequestMeta{
+		traced("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "", ""),
+		traced("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1,congo=\"2\"", "user=ada"),
+		traced("", "", "user=ada"),
+		{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Baggage: "a=b"},
+		changed,
+	} {
+		p := &CallToolParams{Params: Params{Meta: m}, Name: "add", Arguments: json.RawMessage(`{"a":1}`)}
+		got, err := marshalParams(p, meta, metaJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(p)
+		if string(got) != string(want) {
+			t.Errorf("marshalParams:\n got %s\nwant %s", got, want)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,13 +43,16 @@ import (
 // protocol eras and over every transport; the server takes it from there
 // as the parent of its span, and links the context it serves the request
 // in (an HTTP server span of the program's own middleware) when both are
-// present. Malformed trace context is ignored: a new trace starts.
+// present. Malformed trace context is ignored: a new trace starts. A
+// request a legacy server sends its client (sampling, elicitation, roots)
+// is a CLIENT span on the server and a SERVER span on the client.
 //
 // The zero value uses OpenTelemetry's global providers, which do nothing
 // until the program installs an SDK (otel.SetTracerProvider and the
-// like): a program chooses its SDK and exporter, this package depends on
-// the API only. With nothing installed, a request costs a few
-// nanoseconds more and builds no attributes.
+// like), before or after the Server serves and the Client connects: a
+// program chooses its SDK and exporter, this package depends on the API
+// only. With nothing installed, a request allocates nothing more and
+// builds no attributes (some tens of nanoseconds on each side).
 type Telemetry struct {
 	// TracerProvider makes the spans; nil means otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
@@ -55,9 +61,8 @@ type Telemetry struct {
 	MeterProvider metric.MeterProvider
 	// Propagator carries the trace context through params._meta; nil
 	// means otel.GetTextMapPropagator(), looked up at each request. Only
-	// string members of _meta reach it; the server gives it no value
-	// longer than maxTraceValue bytes, and the client carries only
-	// traceparent, tracestate and baggage.
+	// string members of _meta reach it, none longer than 8192 bytes; the
+	// client carries only traceparent, tracestate and baggage.
 	Propagator propagation.TextMapPropagator
 }
 
@@ -117,8 +122,11 @@ type instruments struct {
 	operation metric.Float64Histogram
 	session   metric.Float64Histogram
 	// startOpts are the options every span starts with (its kind), made
-	// once: a variadic slice made per span would be allocated.
+	// once: a variadic slice made per span would be allocated; peerOpts
+	// those of the other side's kind, for the requests the other side
+	// initiates (a legacy server's sampling, elicitation, roots).
 	startOpts []trace.SpanStartOption
+	peerOpts  []trace.SpanStartOption
 	// attrs lends the slices a span's attributes are gathered in (the SDK
 	// copies them); recordOpts holds the options that record a metric
 	// with each set of attributes seen, made once per set.
@@ -131,6 +139,10 @@ type instruments struct {
 	// which would allocate (see start).
 	off  atomic.Pointer[offProvider]
 	none trace.Span
+	// offProp is the propagator found to carry no field when the
+	// instruments were made (OpenTelemetry's global one before a program
+	// sets one, which then changes identity): it is not called.
+	offProp propagation.TextMapPropagator
 }
 
 // offProvider is a tracer provider that makes no spans.
@@ -143,6 +155,11 @@ type offProvider struct{ tp trace.TracerProvider }
 // global provider changes identity when a program installs an SDK, so a
 // span is started again from then on.
 func (ins *instruments) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	return ins.startWith(ctx, name, ins.startOpts)
+}
+
+// startWith is start with the span options opts.
+func (ins *instruments) startWith(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	tp := ins.tp
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -150,7 +167,7 @@ func (ins *instruments) start(ctx context.Context, name string) (context.Context
 	if off := ins.off.Load(); off != nil && off.tp == tp {
 		return ctx, ins.none
 	}
-	sctx, span := ins.tracer.Start(ctx, name, ins.startOpts...)
+	sctx, span := ins.tracer.Start(ctx, name, opts...)
 	if !span.IsRecording() && !span.SpanContext().IsValid() && reflect.TypeOf(tp).Comparable() {
 		ins.off.Store(&offProvider{tp})
 	}
@@ -218,6 +235,13 @@ func (t Telemetry) instruments(side string, kind trace.SpanKind) *instruments {
 		tracer:    tp.Tracer(instrumentationName),
 		prop:      t.Propagator,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(kind)},
+		peerOpts:  []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+	}
+	if kind == trace.SpanKindServer {
+		ins.peerOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	}
+	if p := ins.propagator(); len(p.Fields()) == 0 && reflect.TypeOf(p).Comparable() {
+		ins.offProp = p
 	}
 	ins.operation = histogram(meter, "mcp."+side+".operation.duration",
 		"The duration of MCP requests and notifications as the "+side+" sees them.")
@@ -243,11 +267,28 @@ func histogram(meter metric.Meter, name, desc string) metric.Float64Histogram {
 	return h
 }
 
+// propagator returns the propagator, or nil when it is the one found at
+// the start to carry nothing (see offProp).
 func (ins *instruments) propagator() propagation.TextMapPropagator {
-	if ins.prop != nil {
-		return ins.prop
+	p := ins.prop
+	if p == nil {
+		p = otel.GetTextMapPropagator()
 	}
-	return otel.GetTextMapPropagator()
+	if ins.offProp != nil && p == ins.offProp {
+		return nil
+	}
+	return p
+}
+
+// tracing reports whether spans may be made: false once the provider is
+// known to make none (see start).
+func (ins *instruments) tracing() bool {
+	tp := ins.tp
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	off := ins.off.Load()
+	return off == nil || off.tp != tp
 }
 
 // knownMethod returns method if this package knows it, else methodOther.
@@ -342,14 +383,20 @@ func (c *metaCarrier) fields() *serverOp {
 	}
 	t.metaRead = true
 	p := c.params
-	if len(p) == 0 || p[0] != '{' {
-		return t
-	}
-	_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
-		if key == "_meta" && p[start] == '{' {
-			t.meta = p[start:end]
+	const first = `{"_meta":{` // as this package's client writes params
+	switch {
+	case bytes.HasPrefix(p, []byte(first)):
+		// _meta alone, not the arguments after it.
+		if end, err := jsonvalue.Skip(p, len(first)-1); err == nil {
+			t.meta = p[len(first)-1 : end]
 		}
-	})
+	case len(p) > 0 && p[0] == '{':
+		_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
+			if key == "_meta" && p[start] == '{' {
+				t.meta = p[start:end]
+			}
+		})
+	}
 	_, _ = jsonvalue.Object(t.meta, 0, func(key string, start, end int) {
 		for i, k := range w3cKeys {
 			if key == k && t.meta[start] == '"' {
@@ -361,7 +408,7 @@ func (c *metaCarrier) fields() *serverOp {
 }
 
 // Get returns the string member key of _meta; "" when there is none, it
-// is not a string, or it is longer than maxTraceValue.
+// is not a string, or its JSON text is longer than maxTraceValue.
 func (c *metaCarrier) Get(key string) string {
 	t := c.fields()
 	var raw []byte
@@ -375,13 +422,10 @@ func (c *metaCarrier) Get(key string) string {
 	default:
 		raw = stringMember(t.meta, key)
 	}
-	if raw == nil || len(raw) > maxTraceValue+2 {
+	if len(raw) > maxTraceValue+2 { // the value and its quotes
 		return ""
 	}
-	s, err := jsonvalue.String(raw)
-	if err != nil || len(s) > maxTraceValue {
-		return ""
-	}
+	s, _ := jsonvalue.String(raw) // "" for nil
 	return s
 }
 
@@ -422,7 +466,10 @@ func (c *metaCarrier) Keys() []string {
 // request's _meta is the span's parent; the span of ctx (an HTTP server
 // span) is then linked.
 func (ins *instruments) startServerSpan(ctx context.Context, req *request, start time.Time) context.Context {
-	pctx := ins.propagator().Extract(ctx, (*metaCarrier)(req))
+	pctx := ctx
+	if p := ins.propagator(); p != nil {
+		pctx = p.Extract(ctx, (*metaCarrier)(req))
+	}
 	sctx, span := ins.start(pctx, knownMethod(req.method))
 	recording := span.IsRecording()
 	if !recording && !ins.operation.Enabled(sctx) {
@@ -691,6 +738,11 @@ type clientOp struct {
 // carries the span, whose trace context the request's _meta is given.
 func (s *ClientSession) startCall(ctx context.Context, method string, p *Params) (context.Context, clientOp) {
 	ins := s.tel
+	measuring := ins.operation.Enabled(ctx)
+	prop := ins.propagator()
+	if !measuring && prop == nil && !ins.tracing() {
+		return ctx, clientOp{span: ins.none} // telemetry is off
+	}
 	var op clientOp
 	if method == MethodToolsCall {
 		if ts, ok := ctx.Value(ctxkey.ToolSpan{}).(trace.Span); ok && ts != nil {
@@ -704,23 +756,24 @@ func (s *ClientSession) startCall(ctx context.Context, method string, p *Params)
 		ctx, op.span = ins.start(ctx, method)
 		op.own = true
 	}
-	if ins.operation.Enabled(ctx) {
+	if measuring {
 		op.start = time.Now()
 	}
-	if op.span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0 {
-		s.injectTrace(ctx, p)
+	if prop != nil && (op.span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0) {
+		s.injectTrace(ctx, p, prop)
 	}
 	return ctx, op
 }
 
-// injectTrace puts the trace context of ctx in the _meta of p: in a copy
-// of the session's shared _meta, in a new one, or in the caller's own.
-func (s *ClientSession) injectTrace(ctx context.Context, p *Params) {
+// injectTrace puts the trace context of ctx, as prop writes it, in the
+// _meta of p: in a copy of the session's shared _meta, in a new one, or in
+// the caller's own.
+func (s *ClientSession) injectTrace(ctx context.Context, p *Params, prop propagation.TextMapPropagator) {
 	inj := metaInjector{p: p, shared: s.meta}
 	if m := p.Meta; m != nil && m != s.meta {
 		m.Traceparent, m.Tracestate, m.Baggage = "", "", "" // of an earlier call
 	}
-	s.tel.propagator().Inject(ctx, &inj)
+	prop.Inject(ctx, &inj)
 }
 
 // metaInjector writes a trace context into the _meta of a request's
@@ -811,6 +864,11 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		attrs = append(attrs, keyProtocolVersion.String(v))
 	}
 	attrs = append(attrs, s.netAttrs...)
+	if c, ok := s.conn.(interface{ protocolVersion() string }); ok {
+		if v := c.protocolVersion(); v != "" {
+			attrs = append(attrs, keyProtocolVer.String(v))
+		}
+	}
 	failed, errMsg := true, ""
 	var rpcErr *jsonrpc.Error
 	switch {
@@ -850,13 +908,20 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 			attrs = append(attrs, keySessionID.String(id))
 		}
 	}
+	if !op.own {
+		// The execute_tool span names the tool (as its registry does,
+		// which may differ from the server's name), and its outcome.
+		attrs = slices.DeleteFunc(attrs, func(kv attribute.KeyValue) bool {
+			return kv.Key == keyToolName || kv.Key == keyOperation || kv.Key == keyErrorType
+		})
+		span.SetAttributes(attrs...)
+		return
+	}
 	span.SetAttributes(attrs...)
 	if failed {
 		span.SetStatus(codes.Error, errMsg)
 	}
-	if op.own {
-		span.End()
-	}
+	span.End()
 }
 
 // clientNotification records the span of a notification the client
@@ -888,4 +953,100 @@ func (s *ClientSession) sessionEnded(err error) {
 		attrs = append(attrs, keyErrorType.String(clientErrorType(err)))
 	}
 	s.tel.session.Record(ctx, time.Since(s.opened).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// startAsk starts the CLIENT span of request m that the server sends the
+// client of c (legacy: sampling, elicitation, roots), and puts the trace
+// context in m's params._meta; end ends the span with the request's
+// outcome.
+func (ins *instruments) startAsk(ctx context.Context, c *conn, m *jsonrpc.Message) (_ context.Context, end func(error)) {
+	ctx, span := ins.startWith(ctx, knownMethod(m.Method), ins.peerOpts)
+	if p := ins.propagator(); p != nil && (span.SpanContext().IsValid() || baggage.FromContext(ctx).Len() > 0) {
+		carrier := propagation.MapCarrier{}
+		p.Inject(ctx, carrier)
+		m.Params = withMeta(m.Params, carrier)
+	}
+	return ctx, func(err error) {
+		if !span.IsRecording() {
+			span.End()
+			return
+		}
+		_, stdio := c.out.(lineSender)
+		attrs := []attribute.KeyValue{keyMethod.String(knownMethod(m.Method)), keyRequestID.String(requestID(m.ID))}
+		c.mu.Lock()
+		version := c.version
+		c.mu.Unlock()
+		if version != "" {
+			attrs = append(attrs, keyProtocolVersion.String(version))
+		}
+		if stdio {
+			attrs = append(attrs, keyTransport.String("pipe"))
+		} else {
+			attrs = append(attrs, keyTransport.String("tcp"), keyProtocolName.String("http"), keySessionID.String(c.session))
+		}
+		if err != nil {
+			attrs = append(attrs, keyErrorType.String(clientErrorType(err)))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.SetAttributes(attrs...)
+		span.End()
+	}
+}
+
+// withMeta returns params (a JSON object, or none) with the members kv
+// added to its _meta; params itself when it cannot hold them.
+func withMeta(params json.RawMessage, kv map[string]string) json.RawMessage {
+	if len(kv) == 0 {
+		return params
+	}
+	obj := map[string]json.RawMessage{}
+	if len(params) > 0 && json.Unmarshal(params, &obj) != nil {
+		return params
+	}
+	meta := map[string]any{}
+	if raw, ok := obj["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return params
+	}
+	for k, v := range kv {
+		meta[k] = v
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return params
+	}
+	obj["_meta"] = b
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// startInbound starts the SERVER span of request m that the server sent
+// the client (legacy), its parent the trace context in m's _meta; end
+// ends it with the error the client answers with (nil for a result).
+func (s *ClientSession) startInbound(ctx context.Context, m *jsonrpc.Message) (_ context.Context, end func(*jsonrpc.Error)) {
+	ins := s.tel
+	pctx := ctx
+	if p := ins.propagator(); p != nil {
+		pctx = p.Extract(ctx, (*metaCarrier)(&request{params: m.Params}))
+	}
+	sctx, span := ins.startWith(pctx, knownMethod(m.Method), ins.peerOpts)
+	return sctx, func(e *jsonrpc.Error) {
+		if !span.IsRecording() {
+			span.End()
+			return
+		}
+		attrs := []attribute.KeyValue{keyMethod.String(knownMethod(m.Method)), keyRequestID.String(requestID(m.ID))}
+		if v := s.ProtocolVersion(); v != "" {
+			attrs = append(attrs, keyProtocolVersion.String(v))
+		}
+		attrs = append(attrs, s.netAttrs...)
+		if e != nil {
+			attrs = rpcErrorAttrs(attrs, e)
+			span.SetStatus(codes.Error, e.Message)
+		}
+		span.SetAttributes(attrs...)
+		span.End()
+	}
 }

@@ -117,12 +117,12 @@ func expectAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) 
 		v, ok := got[attribute.Key(k)]
 		switch {
 		case w == "" && ok:
-			t.Errorf("%s span %q: %s = %q, want none", s.SpanKind(), s.Name(), k, v.Emit())
+			t.Errorf("%s span %q: %s = %q, want none", s.SpanKind(), s.Name(), k, v.String())
 		case w == "":
 		case !ok:
 			t.Errorf("%s span %q: no %s, want %q", s.SpanKind(), s.Name(), k, w)
-		case w != "*" && v.Emit() != w:
-			t.Errorf("%s span %q: %s = %q, want %q", s.SpanKind(), s.Name(), k, v.Emit(), w)
+		case w != "*" && v.String() != w:
+			t.Errorf("%s span %q: %s = %q, want %q", s.SpanKind(), s.Name(), k, v.String(), w)
 		}
 	}
 }
@@ -213,7 +213,7 @@ func TestTelemetryTrace(t *testing.T) {
 				"gen_ai.tool.name":      "add",
 				"gen_ai.operation.name": "execute_tool",
 				"mcp.protocol.version":  version,
-				"jsonrpc.request.id":    attrs(cs)["jsonrpc.request.id"].Emit(),
+				"jsonrpc.request.id":    attrs(cs)["jsonrpc.request.id"].String(),
 				"error.type":            "",
 			}
 			if common["jsonrpc.request.id"] == "" {
@@ -234,10 +234,10 @@ func TestTelemetryTrace(t *testing.T) {
 			}
 			if tc.http {
 				host, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(tr.(*mcp.HTTPTransport).URL, "/mcp"), "http://"))
-				expectAttrs(t, cs, map[string]string{"server.address": host, "server.port": port})
+				expectAttrs(t, cs, map[string]string{"server.address": host, "server.port": port, "network.protocol.version": "1.1"})
 				expectAttrs(t, ss, map[string]string{"client.address": "127.0.0.1", "client.port": "*", "network.protocol.version": "1.1"})
 				if attrs(cs)["mcp.session.id"] != attrs(ss)["mcp.session.id"] {
-					t.Errorf("session ids: client %v, server %v", attrs(cs)["mcp.session.id"].Emit(), attrs(ss)["mcp.session.id"].Emit())
+					t.Errorf("session ids: client %v, server %v", attrs(cs)["mcp.session.id"].String(), attrs(ss)["mcp.session.id"].String())
 				}
 				// The HTTP server span is linked, not the parent.
 				var httpSpan sdktrace.ReadOnlySpan
@@ -281,25 +281,55 @@ func TestTelemetryTrace(t *testing.T) {
 }
 
 // TestTelemetryBaggage: the baggage of the caller's context reaches the
-// tool's, over the wire, with the trace context.
+// tool's, over the wire, with the trace context, up to the 64 members
+// OpenTelemetry's baggage holds (TestTelemetryBadTraceContext sends
+// more, and more than 8192 bytes, as another client may).
 func TestTelemetryBaggage(t *testing.T) {
 	tel := newTelemetry(t)
-	got := make(chan string, 1)
+	got := make(chan baggage.Baggage, 1)
 	srv := newServer(t, textTool("who", func(ctx context.Context, _ map[string]any) (string, error) {
-		got <- baggage.FromContext(ctx).Member("user").Value()
+		got <- baggage.FromContext(ctx)
 		return "ok", nil
 	}))
 	srv.Telemetry = tel.config()
+	members := func(n, size int) baggage.Baggage {
+		var ms []baggage.Member
+		for i := range n {
+			m, err := baggage.NewMemberRaw("k"+strconv.Itoa(i), strings.Repeat("v", size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		b, err := baggage.New(ms...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	user, _ := baggage.Parse("user=ada%20lovelace")
 	for _, version := range []string{"", mcp.Version20251125} {
 		sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, ProtocolVersion: version, Telemetry: tel.config()},
 			&mcp.InMemoryTransport{Server: srv})
-		bag, _ := baggage.Parse("user=ada%20lovelace")
-		ctx := baggage.ContextWithBaggage(context.Background(), bag)
-		if _, err := sess.CallTool(ctx, "who", json.RawMessage(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-		if v := <-got; v != "ada lovelace" {
-			t.Errorf("version %q: the tool's baggage has user %q, want %q", version, v, "ada lovelace")
+		for _, tc := range []struct {
+			name string
+			bag  baggage.Baggage
+			want int
+		}{
+			{"one member", user, 1},
+			{"64 members", members(64, 8), 64},
+		} {
+			ctx := baggage.ContextWithBaggage(context.Background(), tc.bag)
+			if _, err := sess.CallTool(ctx, "who", json.RawMessage(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			b := <-got
+			if b.Len() != tc.want {
+				t.Errorf("version %q, %s: the tool's baggage has %d members, want %d", version, tc.name, b.Len(), tc.want)
+			}
+			if tc.name == "one member" && b.Member("user").Value() != "ada lovelace" {
+				t.Errorf("version %q: the tool's baggage has user %q, want %q", version, b.Member("user").Value(), "ada lovelace")
+			}
 		}
 	}
 }
@@ -364,7 +394,8 @@ func TestTelemetryToolSpan(t *testing.T) {
 	srv.Telemetry = tel.config()
 	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, Telemetry: tel.config()},
 		&mcp.InMemoryTransport{Server: srv})
-	ctx, toolSpan := tel.tp.Tracer("registry").Start(context.Background(), "execute_tool add")
+	ctx, toolSpan := tel.tp.Tracer("registry").Start(context.Background(), "execute_tool calc__add",
+		trace.WithAttributes(attribute.String("gen_ai.tool.name", "calc__add")))
 	ctx = context.WithValue(ctx, ctxkey.ToolSpan{}, toolSpan)
 	if _, err := sess.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":1}`)); err != nil {
 		t.Fatal(err)
@@ -373,8 +404,9 @@ func TestTelemetryToolSpan(t *testing.T) {
 		t.Errorf("%d client spans for the tools/call, want none", n)
 	}
 	toolSpan.End()
-	ts := tel.one(t, "execute_tool add", trace.SpanKindInternal)
-	expectAttrs(t, ts, map[string]string{"mcp.method.name": "tools/call", "mcp.protocol.version": mcp.LatestVersion, "jsonrpc.request.id": "*", "network.transport": "pipe"})
+	ts := tel.one(t, "execute_tool calc__add", trace.SpanKindInternal)
+	expectAttrs(t, ts, map[string]string{"mcp.method.name": "tools/call", "mcp.protocol.version": mcp.LatestVersion, "jsonrpc.request.id": "*", "network.transport": "pipe",
+		"gen_ai.tool.name": "calc__add"})
 	ss := tel.one(t, "tools/call add", trace.SpanKindServer)
 	if ss.Parent().SpanID() != ts.SpanContext().SpanID() {
 		t.Errorf("the server span's parent is %v, want the execute_tool span %v", ss.Parent().SpanID(), ts.SpanContext().SpanID())
@@ -477,10 +509,32 @@ func (p *recordingPropagator) Fields() []string { return []string{"traceparent",
 func TestTelemetryBadTraceContext(t *testing.T) {
 	tel := newTelemetry(t)
 	rec := &recordingPropagator{got: map[string][]string{}}
-	srv := newServer(t, addTool())
+	srv := newServer(t, addTool(), textTool("bag", func(ctx context.Context, _ map[string]any) (string, error) {
+		return strconv.Itoa(baggage.FromContext(ctx).Len()), nil
+	}))
 	srv.Telemetry = tel.config()
 	stdio := startStdio(t, srv)
 	stdio.initialize(nil)
+
+	// The W3C Baggage propagator keeps 64 members of more, none of a
+	// baggage past 8192 bytes.
+	many := make([]string, 100)
+	for i := range many {
+		many[i] = "k" + strconv.Itoa(i) + "=v"
+	}
+	for _, tc := range []struct {
+		bag  string
+		want string
+	}{
+		{strings.Join(many, ","), "64"},
+		{strings.Join(many[:3], ","), "3"},
+		{"k=" + strings.Repeat("v", 9000), "0"},
+	} {
+		resp := stdio.call("tools/call", map[string]any{"name": "bag", "arguments": map[string]any{}, "_meta": map[string]any{"baggage": tc.bag}})
+		if text, _ := toolText(t, resp); text != tc.want {
+			t.Errorf("a baggage of %d bytes reached the tool with %s members, want %s", len(tc.bag), text, tc.want)
+		}
+	}
 
 	huge := strings.Repeat("k=v,", 3000)[:12000-1]
 	maxed := "k=" + strings.Repeat("v", 8190)
@@ -604,8 +658,8 @@ func TestTelemetryCardinality(t *testing.T) {
 			}
 			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
 				for _, kv := range dp.Attributes.ToSlice() {
-					if strings.Contains(kv.Value.Emit(), "made-up") {
-						t.Errorf("a metric point has %s = %q", kv.Key, kv.Value.Emit())
+					if strings.Contains(kv.Value.String(), "made-up") {
+						t.Errorf("a metric point has %s = %q", kv.Key, kv.Value.String())
 					}
 				}
 			}
@@ -628,6 +682,137 @@ func TestTelemetryOff(t *testing.T) {
 		}
 		if p.Meta != nil && (p.Meta.Traceparent != "" || p.Meta.Baggage != "") {
 			t.Errorf("version %q: without telemetry the request's _meta is %+v", version, p.Meta)
+		}
+	}
+}
+
+// TestTelemetryAmbientParent: a request with no trace context in _meta
+// (from a client without telemetry) is a child of the span it is served
+// in (the HTTP server span of the program's middleware), not linked to
+// it as well.
+func TestTelemetryAmbientParent(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, addTool())
+	srv.Telemetry = tel.config()
+	h := mcp.NewHTTPHandler(srv)
+	t.Cleanup(h.Close)
+	url := serveHTTP(t, spanMiddleware(tel.tp, h))
+	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}}, &mcp.HTTPTransport{URL: url})
+	if _, err := sess.CallTool(context.Background(), "add", json.RawMessage(`{"a":1,"b":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	ss := tel.one(t, "tools/call add", trace.SpanKindServer)
+	parent := ""
+	for _, s := range tel.find("POST", trace.SpanKindServer) {
+		if s.SpanContext().SpanID() == ss.Parent().SpanID() {
+			parent = s.Name()
+		}
+	}
+	if parent == "" || ss.Parent().IsRemote() {
+		t.Errorf("the server span's parent %v is not the HTTP server span", ss.Parent())
+	}
+	if len(ss.Links()) != 0 {
+		t.Errorf("the server span links %+v besides its parent", ss.Links())
+	}
+}
+
+// TestTelemetryReusedParams: params a caller passes again carry the trace
+// context of the call they are passed to, not what an earlier call left
+// in their _meta.
+func TestTelemetryReusedParams(t *testing.T) {
+	tel := newTelemetry(t)
+	got := make(chan string, 1)
+	srv := newServer(t, textTool("who", func(ctx context.Context, _ map[string]any) (string, error) {
+		got <- baggage.FromContext(ctx).Member("user").Value()
+		return "ok", nil
+	}))
+	srv.Telemetry = tel.config()
+	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, Telemetry: tel.config()},
+		&mcp.InMemoryTransport{Server: srv})
+	p := &mcp.CallToolParams{Name: "who", Arguments: json.RawMessage(`{}`)}
+	p.Meta = &mcp.RequestMeta{ProgressToken: json.RawMessage(`"tok"`)}
+	bag, _ := baggage.Parse("user=ada")
+	for i, ctx := range []context.Context{baggage.ContextWithBaggage(context.Background(), bag), context.Background()} {
+		var res mcp.CallToolResult
+		if err := sess.Call(ctx, mcp.MethodToolsCall, p, &res); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"ada", ""}[i]
+		if v := <-got; v != want {
+			t.Errorf("call %d: the tool's baggage has user %q, want %q", i+1, v, want)
+		}
+	}
+}
+
+// TestTelemetryServerRequests: a request a legacy server sends its client
+// while serving a call (here roots/list) is a CLIENT span on the server,
+// child of the call's span, and a SERVER span on the client, child of
+// that one through the request's _meta; over pipes and HTTP.
+func TestTelemetryServerRequests(t *testing.T) {
+	for _, useHTTP := range []bool{false, true} {
+		t.Run("http="+strconv.FormatBool(useHTTP), func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := newServer(t, textTool("roots", func(ctx context.Context, _ map[string]any) (string, error) {
+				res, err := mcp.ListRoots(ctx)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(len(res.Roots)), nil
+			}))
+			srv.Telemetry = tel.config()
+			var tr mcp.ClientTransport = &mcp.InMemoryTransport{Server: srv}
+			if useHTTP {
+				h := mcp.NewHTTPHandler(srv)
+				t.Cleanup(h.Close)
+				tr = &mcp.HTTPTransport{URL: serveHTTP(t, h)}
+			}
+			c := &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}, ProtocolVersion: mcp.Version20251125, Telemetry: tel.config(),
+				Roots: func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///tmp"}}, nil }}
+			sess := connectWith(t, c, tr)
+			res, err := sess.CallTool(context.Background(), "roots", json.RawMessage(`{}`))
+			if err != nil || res.IsError || res.Content[0].Text != "1" {
+				t.Fatalf("roots: %+v, %v", res, err)
+			}
+			call := tel.one(t, "tools/call roots", trace.SpanKindServer)
+			asked := tel.one(t, mcp.MethodListRoots, trace.SpanKindClient)
+			answered := tel.one(t, mcp.MethodListRoots, trace.SpanKindServer)
+			if asked.Parent().SpanID() != call.SpanContext().SpanID() {
+				t.Errorf("the server's roots/list span is not a child of the call's")
+			}
+			if answered.Parent().SpanID() != asked.SpanContext().SpanID() || !answered.Parent().IsRemote() {
+				t.Errorf("the client's roots/list span is not a child of the server's, through _meta")
+			}
+			for _, s := range []sdktrace.ReadOnlySpan{asked, answered} {
+				expectAttrs(t, s, map[string]string{"mcp.method.name": "roots/list", "jsonrpc.request.id": "*", "mcp.protocol.version": mcp.Version20251125, "error.type": ""})
+			}
+		})
+	}
+}
+
+// TestTelemetryMetaAnywhere: the trace context is read from _meta
+// wherever it is among the params (this package's client writes it
+// first, other clients may not).
+func TestTelemetryMetaAnywhere(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, addTool())
+	srv.Telemetry = tel.config()
+	stdio := startStdio(t, srv)
+	stdio.initialize(nil)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for i, params := range []string{
+		`{"_meta":{"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"},"name":"add","arguments":{"a":1,"b":2}}`,
+		`{"name":"add","arguments":{"a":1,"b":2},"_meta":{"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"}}`,
+		`{"name":"add", "_meta" : {"x":{"traceparent":"no"},"traceparent":"00-` + traceID + `-00f067aa0ba902b7-01"},"arguments":{"a":1,"b":2}}`,
+	} {
+		tel.spans.Reset()
+		id := "m" + strconv.Itoa(i)
+		stdio.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + params + `}`)
+		resp, _ := stdio.await(`"` + id + `"`)
+		if text, _ := toolText(t, resp); text != "3" {
+			t.Fatalf("params %s: %s", params, resp)
+		}
+		if got := tel.one(t, "tools/call add", trace.SpanKindServer).Parent().TraceID().String(); got != traceID {
+			t.Errorf("params %s: the server span's parent is in trace %q, want %q", params, got, traceID)
 		}
 	}
 }

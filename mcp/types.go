@@ -206,6 +206,12 @@ type RequestMeta struct {
 	traceOf *RequestMeta
 }
 
+// sameBut reports whether m is base but for its trace context.
+func (m *RequestMeta) sameBut(base *RequestMeta) bool {
+	return m.ProgressToken == nil && base.ProgressToken == nil && m.ProtocolVersion == base.ProtocolVersion &&
+		m.ClientInfo == base.ClientInfo && m.ClientCapabilities == base.ClientCapabilities && m.LogLevel == base.LogLevel
+}
+
 // traceOnly reports whether m carries a trace context and nothing else.
 func (m *RequestMeta) traceOnly() bool {
 	return m.ProgressToken == nil && m.ProtocolVersion == "" && m.ClientInfo == nil &&

@@ -98,10 +98,6 @@ func (r *Registry) traced(ctx context.Context, name string, call func(context.Co
 	}
 	defer span.End()
 	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
-	// The span's tool is the one the registry called, as its name says,
-	// though an MCP client that added its attributes to the span named the
-	// tool as its server calls it.
-	span.SetAttributes(si.attrs[1])
 	switch {
 	case err != nil:
 		span.SetAttributes(semconv.ErrorTypeKey.String(callErrorType(err)))

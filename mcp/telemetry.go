@@ -626,17 +626,7 @@ func (ins *instruments) serverNotification(ctx context.Context, c *conn, m *json
 	}
 	attrs := make([]attribute.KeyValue, 0, 4)
 	attrs = append(attrs, keyMethod.String(knownMethod(m.Method)))
-	if stdio {
-		attrs = append(attrs, keyTransport.String("pipe"))
-	} else {
-		attrs = append(attrs, keyTransport.String("tcp"), keyProtocolName.String("http"))
-	}
-	c.mu.Lock()
-	version := c.version
-	c.mu.Unlock()
-	if version != "" {
-		attrs = append(attrs, keyProtocolVersion.String(version))
-	}
+	attrs = c.transportAttrs(attrs, stdio)
 	if measuring {
 		ins.record(ctx, ins.operation, time.Since(req.op.started).Seconds(), attrs)
 	}
@@ -656,7 +646,13 @@ func (ins *instruments) sessionEnded(c *conn, stdio bool) {
 	if c.opened.IsZero() || !ins.session.Enabled(ctx) {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 3)
+	attrs := c.transportAttrs(make([]attribute.KeyValue, 0, 3), stdio)
+	ins.session.Record(ctx, time.Since(c.opened).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// transportAttrs appends the attributes of the connection's transport
+// and its protocol version, when known, to attrs.
+func (c *conn) transportAttrs(attrs []attribute.KeyValue, stdio bool) []attribute.KeyValue {
 	if stdio {
 		attrs = append(attrs, keyTransport.String("pipe"))
 	} else {
@@ -668,7 +664,7 @@ func (ins *instruments) sessionEnded(c *conn, stdio bool) {
 	if version != "" {
 		attrs = append(attrs, keyProtocolVersion.String(version))
 	}
-	ins.session.Record(ctx, time.Since(c.opened).Seconds(), metric.WithAttributes(attrs...))
+	return attrs
 }
 
 // clientErrorType is the error.type of a client request that failed with
@@ -973,16 +969,9 @@ func (ins *instruments) startAsk(ctx context.Context, c *conn, m *jsonrpc.Messag
 		}
 		_, stdio := c.out.(lineSender)
 		attrs := []attribute.KeyValue{keyMethod.String(knownMethod(m.Method)), keyRequestID.String(requestID(m.ID))}
-		c.mu.Lock()
-		version := c.version
-		c.mu.Unlock()
-		if version != "" {
-			attrs = append(attrs, keyProtocolVersion.String(version))
-		}
-		if stdio {
-			attrs = append(attrs, keyTransport.String("pipe"))
-		} else {
-			attrs = append(attrs, keyTransport.String("tcp"), keyProtocolName.String("http"), keySessionID.String(c.session))
+		attrs = c.transportAttrs(attrs, stdio)
+		if !stdio {
+			attrs = append(attrs, keySessionID.String(c.session))
 		}
 		if err != nil {
 			attrs = append(attrs, keyErrorType.String(clientErrorType(err)))

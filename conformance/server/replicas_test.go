@@ -84,7 +84,7 @@ func TestReadStateKey(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, path, err string
-		want           int
+		want            int
 	}{
 		{"none", "", "", 0},
 		{"32 bytes", write("ok", 32), "", 32},

@@ -33,12 +33,13 @@ import (
 // with a clear error (haproxy's 502, or the connection's end) within a
 // bound, none hangs; the loop's calls started after the kill succeed;
 // every table loaded before the kill still resolves through the
-// survivor; and the data directory holds no
+// survivor (and again after a second kill, mid-task: midTaskKill); and
+// the data directory holds no
 // half-written Parquet file (a table's file appears under its name only
 // once complete: temp file and rename).
 func TestServeReplicaKill(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts Redis, two replicas and haproxy (about 5 s)")
+		t.Skip("starts Redis, three replicas and two haproxy (about 25 s: a task's lease runs out)")
 	}
 	rs := testredis.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

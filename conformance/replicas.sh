@@ -100,5 +100,6 @@ for s in $scenarios; do
     status=1
   fi
 done
-echo "replicas: tasks scenarios behind haproxy (2 replicas, Redis task store): $passed/$n passed ($checks checks)${skipped:+; skipped by the suite (no checks):$skipped}"
+nskip=$(wc -w <<<"$skipped")
+echo "replicas: $n tasks scenarios behind haproxy (2 replicas, Redis task store): $passed passed ($checks checks), $nskip skipped by the suite (no checks)${skipped:+:$skipped}, $((n - passed - nskip)) failed"
 exit "$status"

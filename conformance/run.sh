@@ -13,6 +13,9 @@
 # conformance/expected-client-failures.txt, each of which must still fail
 # (the baseline only shrinks).
 #
+# The Tasks extension's scenarios run a second time against two replicas
+# sharing a Redis task store behind haproxy (conformance/replicas.sh).
+#
 #   conformance/run.sh            # both revisions
 #   conformance/run.sh 2026-07-28 # one revision
 set -euo pipefail
@@ -87,6 +90,15 @@ for rev in ${1:-2025-11-25 2026-07-28}; do
     esac
   done
 done
+
+# The tasks-* scenarios against two replicas behind haproxy, with the
+# 2026-07-28 set: each must pass there too.
+if [[ " ${1:-2025-11-25 2026-07-28} " == *" 2026-07-28 "* ]]; then
+  echo "== conformance server: tasks-* against 2 replicas behind haproxy"
+  if ! conformance/replicas.sh "$bin/conformance-server" "$suite" "$out" $tasks; then
+    status=1
+  fi
+fi
 
 # Client scenarios, per revision: --requirements REV runs the scored
 # scenarios and the unscored ones in parallel and prints one line each,

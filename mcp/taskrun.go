@@ -265,11 +265,15 @@ func (r *taskRun) saveLocked() {
 }
 
 // supervise renews the task's lease and reads what other servers wrote
-// for it (answers, a cancellation) until the tool returns.
+// for it (answers, a cancellation) until the tool returns. While the task
+// waits for input, which tasks/update may leave in the store through
+// another server, it reads the store at the clients' polling pace too.
 func (r *taskRun) supervise() {
 	lease := orDefault(r.srv.Tasks.Lease, DefaultTaskLease)
 	tick := time.NewTicker(lease / 3)
 	defer tick.Stop()
+	answers := time.NewTicker(orDefault(r.srv.Tasks.PollInterval, DefaultTaskPollInterval))
+	defer answers.Stop()
 	for {
 		select {
 		case <-r.done:
@@ -278,8 +282,20 @@ func (r *taskRun) supervise() {
 			r.sync(false)
 		case <-tick.C:
 			r.sync(true)
+		case <-answers.C:
+			if r.waitsForAnswers() {
+				r.sync(false)
+			}
 		}
 	}
+}
+
+// waitsForAnswers reports whether the task asked questions not answered
+// yet.
+func (r *taskRun) waitsForAnswers() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.asked) > 0
 }
 
 // sync reads answers and a cancellation from the store, and renews the

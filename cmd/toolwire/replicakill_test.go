@@ -33,12 +33,13 @@ import (
 // with a clear error (haproxy's 502, or the connection's end) within a
 // bound, none hangs; the loop's calls started after the kill succeed;
 // every table loaded before the kill still resolves through the
-// survivor; and the data directory holds no
+// survivor (and again after a second kill, mid-task: midTaskKill); and
+// the data directory holds no
 // half-written Parquet file (a table's file appears under its name only
 // once complete: temp file and rename).
 func TestServeReplicaKill(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts Redis, two replicas and haproxy (about 5 s)")
+		t.Skip("starts Redis, three replicas and two haproxy (about 25 s: a task's lease runs out)")
 	}
 	rs := testredis.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -212,10 +213,9 @@ func TestServeReplicaKill(t *testing.T) {
 		}
 	}
 
-	// Mid-task kills (the Tasks extension, issue 23) go here: a call
-	// answered with a task, its replica killed while it runs, and
-	// tasks/get through the survivor reporting it failed (or completed)
-	// within a bound.
+	// A kill mid-task (the Tasks extension): a second pair of replicas,
+	// the survivor and a new one, behind a haproxy of their own.
+	midTaskKill(ctx, t, replicas[1], medium, handles, "data", "--allow-dir", files, "--data-dir", tables, "--redis", rs.Addr)
 
 	// Nothing half-written under a table's name: every Parquet file is
 	// whole (PAR1 at both ends). The dead replica's temporary files
@@ -242,6 +242,119 @@ func TestServeReplicaKill(t *testing.T) {
 			// DuckDB's own files (spill, locks) live elsewhere; tables
 			// are nothing else.
 			t.Logf("also in the data directory: %s", name)
+		}
+	}
+}
+
+// midTaskKill: a query that runs as a task (the Tasks extension) on one
+// of two replicas sharing Redis (handles and tasks) behind haproxy, that
+// replica killed with SIGKILL while the task runs. Polling tasks/get
+// through haproxy reaches the other replica, which reports the task
+// failed with a clear error once the dead replica's lease ran out
+// (mcp.DefaultTaskLease), not working for ever; the client following the
+// task (CallTool) ends with that error; and every table loaded before
+// still resolves. survivor is a live replica of the first part; args
+// start the new one.
+func midTaskKill(ctx context.Context, t *testing.T, survivor *replica, medium string, handles []string, args ...string) {
+	second := startReplica(t, args...)
+	lb := testhaproxy.Start(t, []string{survivor.addr, second.addr})
+	started := make(chan string, 1)
+	client := &mcp.Client{Info: mcp.Implementation{Name: "replica-kill-task", Version: "1"},
+		TaskStarted: func(id string) { started <- id }}
+	s, err := client.Connect(ctx, &mcp.HTTPTransport{URL: "http://" + lb.Addr + "/mcp"})
+	if err != nil {
+		t.Fatalf("connecting through the second haproxy: %v", err)
+	}
+	defer s.Close()
+	both := []*replica{survivor, second}
+	var busy0 [2]time.Duration
+	for i, r := range both {
+		busy0[i], _ = cpuTime(r.cmd.Process.Pid)
+	}
+
+	// A query that runs for minutes (a filter on a three-way cross
+	// product, 2.7e10 rows): it is a task after a second
+	// (mcp.DefaultTaskAfter), and still running when its replica dies.
+	type followed struct {
+		err error
+		at  time.Time
+	}
+	follow := make(chan followed, 1)
+	go func() {
+		args, _ := json.Marshal(map[string]any{
+			"sql":    "SELECT count(*) AS n FROM t a, t b, t c WHERE (a.amount * b.amount + c.amount) % 1000003 = 7",
+			"tables": map[string]any{"t": medium},
+		})
+		_, err := s.CallTool(ctx, "query", args)
+		follow <- followed{err, time.Now()}
+	}()
+	var id string
+	select {
+	case id = <-started:
+	case f := <-follow:
+		t.Fatalf("the query ended (%v) without becoming a task", f.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the query did not become a task within 30 s")
+	}
+	// The replica running it is the one at work.
+	var victim *replica
+	for start := time.Now(); victim == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("neither replica is at work on the task after 10 s")
+		}
+		for i, r := range both {
+			if busy, ok := cpuTime(r.cmd.Process.Pid); ok && busy-busy0[i] >= 300*time.Millisecond {
+				victim = r
+				break
+			}
+		}
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	_ = victim.cmd.Wait()
+
+	// tasks/get through haproxy, every 250 ms: the survivor answers,
+	// working until the lease runs out, then failed.
+	bound := mcp.DefaultTaskLease + 3*time.Second
+	var task mcp.Task
+	for {
+		if time.Since(killed) > bound {
+			t.Fatalf("task %s still %s %v after its replica was killed, want failed within the lease (%v)", id, task.Status, time.Since(killed).Round(time.Millisecond), mcp.DefaultTaskLease)
+		}
+		if err := s.Call(ctx, mcp.MethodTasksGet, &mcp.TaskParams{TaskID: id}, &task); err != nil {
+			t.Fatalf("tasks/get %s after the kill: %v (the task's handle is lost)", id, err)
+		}
+		if task.Status != mcp.TaskWorking {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	failedAfter := time.Since(killed)
+	if task.Status != mcp.TaskFailed || task.Error == nil || !strings.Contains(task.Error.Message, "stopped before it ended") {
+		t.Fatalf("task %s after its replica was killed: status %q, error %v; want failed, saying its server stopped", id, task.Status, task.Error)
+	}
+	t.Logf("task %s on the killed replica: %s %v after the kill: %s", id, task.Status, failedAfter.Round(time.Millisecond), task.Error.Message)
+
+	// The client following the task learns it too, at its polling pace
+	// (backing off up to 10 s while nothing changes).
+	select {
+	case f := <-follow:
+		if f.err == nil || !strings.Contains(f.err.Error(), "stopped before it ended") {
+			t.Errorf("CallTool of the task on the killed replica returned %v, want the task's failure", f.err)
+		}
+		t.Logf("CallTool ended %v after the kill: %v", f.at.Sub(killed).Round(time.Millisecond), f.err)
+	case <-time.After(bound + 15*time.Second - time.Since(killed)):
+		t.Fatal("CallTool still follows the task 15 s after it read as failed")
+	}
+
+	// No handle lost: every table loaded before resolves through the
+	// replica left.
+	for _, h := range append(handles, medium) {
+		args, _ := json.Marshal(map[string]any{"table": h})
+		if res, err := s.CallTool(ctx, "describe", args); err != nil || res.IsError {
+			t.Errorf("table %s, loaded before, after the mid-task kill: %v %v", h, err, res)
 		}
 	}
 }

@@ -34,11 +34,12 @@ func handler(name, description, schema string, fn func(ctx context.Context, args
 	return tool.NewFunc(tool.Info{Name: name, Description: description, InputSchema: s}, fn)
 }
 
-func newServer(logger *slog.Logger) (*mcp.Server, error) {
+func newServer(logger *slog.Logger, tasks mcp.TaskStore, stateKey []byte) (*mcp.Server, error) {
 	srv := &mcp.Server{
-		Info:   mcp.Implementation{Name: "toolwire-conformance-server", Version: "0.1.0"},
-		Logger: logger,
-		Tasks:  mcp.TaskOptions{After: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond},
+		Info:     mcp.Implementation{Name: "toolwire-conformance-server", Version: "0.1.0"},
+		Logger:   logger,
+		Tasks:    mcp.TaskOptions{Store: tasks, After: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond},
+		StateKey: stateKey,
 	}
 	if err := srv.AddTools(taskTools()...); err != nil {
 		return nil, err

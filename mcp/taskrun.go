@@ -31,7 +31,6 @@ type taskRun struct {
 
 	started chan struct{} // closed once a task
 	done    chan struct{} // closed once the tool returned
-	poke    chan struct{} // a change in the store to read
 
 	mu        sync.Mutex
 	promoted  bool
@@ -85,7 +84,7 @@ func (s *Server) callToolTask(ctx context.Context, req *request, p *CallToolPara
 	}
 	s.taskStore()
 	run := &taskRun{srv: s, req: req, name: p.Name, support: support, owner: callerID(req),
-		started: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1), changed: make(chan struct{})}
+		started: make(chan struct{}), done: make(chan struct{}), changed: make(chan struct{})}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	run.ctx, run.cancel = runCtx{rctx, run}, cancel
 	go func() {
@@ -278,8 +277,6 @@ func (r *taskRun) supervise() {
 		select {
 		case <-r.done:
 			return
-		case <-r.poke:
-			r.sync(false)
 		case <-tick.C:
 			r.sync(true)
 		case <-answers.C:

@@ -33,6 +33,7 @@ type serveOptions struct {
 	maxSessions       int
 	maxStreams        int
 	streamIdleTimeout time.Duration
+	stateKeyFile      string
 	auth              authOptions
 	gateway           gatewayOptions
 	tel               *telemetry.Config // execute_tool spans; nil for none
@@ -192,8 +193,10 @@ data, tables on DuckDB, is served when named).`,
   # Tables on DuckDB (files in the working directory), over stdio
   toolwire serve data
 
-  # Replicas sharing tables: Parquet files in one directory, handles in Redis
-  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379
+  # Replicas sharing tables: Parquet files in one directory, handles and
+  # tasks in Redis, one key for the state of multi round-trip requests
+  toolwire serve data --http 127.0.0.1:8081 --data-dir /srv/tables --redis 127.0.0.1:6379 \
+    --state-key-file /srv/state.key
 
   # A gateway: every configured MCP server as one, over stdio
   #   "toolwire": {"command": "toolwire", "args": ["serve", "--servers", "all"]}
@@ -239,6 +242,7 @@ data, tables on DuckDB, is served when named).`,
 	f.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "with --http: most legacy sessions open at once; an initialize past it gets 503 with Retry-After (sessions end with DELETE or after 30 minutes unused)")
 	f.IntVar(&o.maxStreams, "max-streams", mcp.DefaultMaxStreams, "with --http: most SSE streams open at once between requests (GET /mcp of legacy sessions, /sse); one past it gets 503 with Retry-After")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
+	f.StringVar(&o.stateKeyFile, "state-key-file", "", "with --http: sign the state of multi round-trip requests with the key in this file (16 bytes or more), the same for every replica behind a load balancer (default: a random key of this process, which another replica refuses)")
 	o.auth.addFlags(f)
 	o.gateway.addFlags(f)
 	o.data.addFlags(f)
@@ -270,6 +274,11 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	srv.Tools().AskMissing(true)
 	if o.tel != nil {
 		srv.Tools().SetTelemetry(*o.tel)
+	}
+	if o.stateKeyFile != "" {
+		if srv.StateKey, err = mcp.ReadStateKey(o.stateKeyFile); err != nil {
+			return nil, nil, fmt.Errorf("--state-key-file: %w", err)
+		}
 	}
 	if srv.Tasks.Store, err = o.data.taskStore(); err != nil {
 		return nil, nil, err

@@ -44,9 +44,12 @@ func main() {
 
 func run(addr, redisAddr, keyFile string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	key, err := readStateKey(keyFile)
-	if err != nil {
-		return err
+	var key []byte
+	if keyFile != "" {
+		var err error
+		if key, err = mcp.ReadStateKey(keyFile); err != nil {
+			return fmt.Errorf("-state-key-file: %w", err)
+		}
 	}
 	var tasks mcp.TaskStore
 	if redisAddr != "" {
@@ -78,23 +81,4 @@ func run(addr, redisAddr, keyFile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return mcp.RunHTTPServer(ctx, mcp.NewHTTPServer(mux, nil), ln)
-}
-
-// minStateKey is the shortest key -state-key-file takes.
-const minStateKey = 16
-
-// readStateKey reads the key of -state-key-file; nil for no file (a
-// random key of the server's own).
-func readStateKey(path string) ([]byte, error) {
-	if path == "" {
-		return nil, nil
-	}
-	key, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("-state-key-file: %w", err)
-	}
-	if len(key) < minStateKey {
-		return nil, fmt.Errorf("-state-key-file %s: %d bytes, too short to sign with (%d or more): write 32 random bytes (head -c 32 /dev/urandom >%s)", path, len(key), minStateKey, path)
-	}
-	return key, nil
 }

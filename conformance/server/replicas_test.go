@@ -8,9 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,40 +67,5 @@ func TestReplicasShareRequestState(t *testing.T) {
 	}
 	if len(res.Content) == 0 || res.Content[0].Text != "Hello, Ada!" {
 		t.Fatalf("test_tool_with_task across two servers = %+v, want Hello, Ada!", res.Content)
-	}
-}
-
-func TestReadStateKey(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, n int) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(strings.Repeat("k", n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	for _, tc := range []struct {
-		name, path, err string
-		want            int
-	}{
-		{"none", "", "", 0},
-		{"32 bytes", write("ok", 32), "", 32},
-		{"16 bytes", write("min", 16), "", 16},
-		{"15 bytes", write("short", 15), "15 bytes, too short to sign with (16 or more)", 0},
-		{"empty", write("empty", 0), "0 bytes, too short", 0},
-		{"missing", filepath.Join(dir, "nope"), "-state-key-file: open", 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			key, err := readStateKey(tc.path)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("readStateKey(%q) = %v, want an error containing %q", tc.path, err, tc.err)
-				}
-				return
-			}
-			if err != nil || len(key) != tc.want {
-				t.Fatalf("readStateKey(%q) = %d bytes, %v; want %d bytes", tc.path, len(key), err, tc.want)
-			}
-		})
 	}
 }

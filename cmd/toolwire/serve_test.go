@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -150,5 +152,30 @@ func TestServeAuth(t *testing.T) {
 				t.Error("the token shows in the output")
 			}
 		})
+	}
+}
+
+// serve --state-key-file gives the server the file's key (every replica
+// the same), and refuses a key too short to sign with before serving.
+func TestServeStateKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "state.key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, opened, err := newToolServer(serveOptions{stateKeyFile: key}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = opened.Close()
+	if string(srv.StateKey) != "0123456789abcdef0123456789abcdef" {
+		t.Fatalf("StateKey = %q, want the file's", srv.StateKey)
+	}
+	short := filepath.Join(dir, "short.key")
+	if err := os.WriteFile(short, []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := newToolServer(serveOptions{stateKeyFile: short}, nil); err == nil || !strings.Contains(err.Error(), "--state-key-file") || !strings.Contains(err.Error(), "too short") {
+		t.Fatalf("a 5-byte key: %v, want --state-key-file's too short error", err)
 	}
 }

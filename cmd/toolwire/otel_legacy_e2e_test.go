@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/toolwire/toolwire/internal/testjaeger"
+	"github.com/toolwire/toolwire/mcp"
+)
+
+// TestTelemetryLegacyServer calls a tool of `toolwire serve` in another
+// process, over stdio and over Streamable HTTP, from a client in this
+// process that speaks the legacy era (2025-11-25, the initialize
+// handshake), both sending their spans to one Jaeger, and reads back one
+// trace per transport: the client's span under this test's, the server's
+// span under the client's (the trace context crossed in params._meta),
+// its tool's span under that, with the attributes of the era and the
+// transport (mcp.session.id for the legacy HTTP session, network.transport
+// pipe for stdio).
+func TestTelemetryLegacyServer(t *testing.T) {
+	j := testjaeger.Start(t)
+	metrics := newMetricsReceiver(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(j.OTLPHTTP+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clientSvc = "legacy-client"
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(clientSvc))))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	tel := mcp.Telemetry{TracerProvider: tp, Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			srvSvc := "legacy-serve-" + transport
+			env := otelEnv(j, metrics, srvSvc, false)
+			var tr mcp.ClientTransport
+			stderr := &syncBuffer{}
+			defer func() {
+				if t.Failed() {
+					t.Logf("the stdio server's stderr: %s", stderr)
+				}
+			}()
+			stop := func() {}
+			switch transport {
+			case "stdio":
+				tr = &mcp.CommandTransport{Command: build(t), Args: []string{"serve"}, Env: env, Stderr: stderr}
+			case "http":
+				var addr string
+				addr, stop = serveHTTPEnv(t, env)
+				tr = &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"}
+			}
+			client := &mcp.Client{Info: mcp.Implementation{Name: "legacy-client", Version: "1"}, ProtocolVersion: mcp.Version20251125, Telemetry: tel}
+			sess, err := client.Connect(ctx, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := sess.ProtocolVersion(); v != mcp.Version20251125 {
+				t.Fatalf("the session speaks %s, want %s", v, mcp.Version20251125)
+			}
+			callCtx, span := tp.Tracer("test").Start(ctx, "legacy test "+transport)
+			res, err := sess.CallTool(callCtx, "calculate", json.RawMessage(`{"expression":"6*7"}`))
+			span.End()
+			if err != nil || res.IsError {
+				t.Fatalf("calculate: %+v, %v", res, err)
+			}
+			_ = sess.Close()
+			stop() // flushes the HTTP server's spans (the stdio server's end with Close)
+
+			want := [][2]string{{clientSvc, "legacy test " + transport}, {srvSvc, "execute_tool calculate"}}
+			traces := j.WaitTraces(t, clientSvc, 20*time.Second, func(ts []testjaeger.Trace) bool { return traceWith(ts, want...) != nil })
+			x := indexSpans(traceWith(traces, want...))
+			root := x.one(t, clientSvc, "legacy test "+transport)
+			clientSpan := x.one(t, clientSvc, "tools/call calculate")
+			served := x.one(t, srvSvc, "tools/call calculate")
+			tool := x.one(t, srvSvc, "execute_tool calculate")
+			netAttrs := map[string]string{"network.transport": "pipe"}
+			if transport == "http" {
+				netAttrs = map[string]string{"network.transport": "tcp", "network.protocol.name": "http"}
+			}
+			common := map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "calculate", "gen_ai.operation.name": "execute_tool",
+				"mcp.protocol.version": mcp.Version20251125}
+			with := func(kind string) map[string]string {
+				m := map[string]string{"span.kind": kind}
+				for _, a := range []map[string]string{common, netAttrs} {
+					for k, v := range a {
+						m[k] = v
+					}
+				}
+				return m
+			}
+			x.check(t, []spanCheck{
+				{span: clientSpan, parent: &root, attrs: with("client"), has: []string{"jsonrpc.request.id"}},
+				{span: served, parent: &clientSpan, attrs: with("server"), has: []string{"jsonrpc.request.id"}},
+				{span: tool, parent: &served, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "function"}},
+			})
+			// The legacy HTTP session's id is on both sides' spans, the
+			// same; stdio has no session id.
+			clientID, _ := clientSpan.Tag("mcp.session.id")
+			servedID, _ := served.Tag("mcp.session.id")
+			switch {
+			case transport == "http" && (servedID == "" || clientID != servedID):
+				t.Errorf("mcp.session.id: client %q, server %q, want the legacy session's on both", clientID, servedID)
+			case transport == "stdio" && (servedID != "" || clientID != ""):
+				t.Errorf("mcp.session.id over stdio: client %q, server %q, want none", clientID, servedID)
+			}
+			if _, counts := metrics.histograms(srvSvc, "mcp.method.name"); counts["mcp.server.operation.duration/tools/call"] != 1 {
+				t.Errorf("%s exported %v, want one mcp.server.operation.duration of tools/call", srvSvc, counts)
+			}
+		})
+	}
+}

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"strings"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/toolwire/toolwire/internal/testjaeger"
+	"github.com/toolwire/toolwire/internal/testpeers"
 )
 
 // spanIndex holds a trace's spans by "service name".
@@ -90,25 +92,30 @@ func traceWith(traces []testjaeger.Trace, want ...[2]string) *testjaeger.Trace {
 
 // TestTelemetryThroughGateway runs `toolwire run` (scripted model) against
 // a gateway (`toolwire serve --servers`) in another process, whose
-// upstream is a `toolwire serve --http` in a third, all exporting to one
+// upstreams are a `toolwire serve --http` in a third and the npm
+// reference server over stdio (a legacy-era server), all exporting to one
 // Jaeger, and reads back one trace: the run's execute_tool span, the
 // gateway's server span under it and its execute_tool span (carrying the
-// MCP client's attributes: no client span beside it), the upstream's
-// server span under that and its tool's span.
+// MCP client's attributes, of the upstream's era and transport: no client
+// span beside it), the upstream's server span under that and its tool's
+// span.
 func TestTelemetryThroughGateway(t *testing.T) {
 	j := testjaeger.Start(t)
 	metrics := newMetricsReceiver(t)
 	const runSvc, gwSvc, upSvc = "toolwire-run-gw", "toolwire-gateway", "toolwire-upstream"
 	upAddr, stopUp := serveHTTPEnv(t, otelEnv(j, metrics, upSvc, false))
+	everything := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
 	gwCfg := writeConfig(t, map[string]string{
-		"remote": fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr),
+		"remote":     fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr),
+		"everything": fmt.Sprintf(`{"command": %q, "args": [%q]}`, testpeers.Node(t), everything),
 	})
-	gwAddr, stopGw := serveHTTPEnv(t, otelEnv(j, metrics, gwSvc, false), "--servers", "remote", "--config", gwCfg, "--tool-search=off")
+	gwAddr, stopGw := serveHTTPEnv(t, otelEnv(j, metrics, gwSvc, false), "--servers", "remote,everything", "--config", gwCfg, "--tool-search=off")
 	cfg := writeConfig(t, map[string]string{
 		"gw": fmt.Sprintf(`{"url": "http://%s/mcp"}`, gwAddr),
 	})
 	m := newScriptedModel(t,
 		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"gw__remote__calculate","arguments":"{\"expression\":\"6*7\"}"}}]}}]}
+{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"gw__everything__echo","arguments":"{\"message\":\"hi\"}"}}]}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}`,
 		`{"choices":[{"index":0,"delta":{"content":"42."}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":2}}`,
@@ -131,12 +138,15 @@ func TestTelemetryThroughGateway(t *testing.T) {
 	runTool := x.one(t, runSvc, "execute_tool gw__remote__calculate")
 	gwServer := x.one(t, gwSvc, "tools/call remote__calculate")
 	gwTool := x.one(t, gwSvc, "execute_tool remote__calculate")
+	runEcho := x.one(t, runSvc, "execute_tool gw__everything__echo")
+	gwEchoServer := x.one(t, gwSvc, "tools/call everything__echo")
+	gwEcho := x.one(t, gwSvc, "execute_tool everything__echo")
 	upServer := x.one(t, upSvc, "tools/call calculate")
 	upTool := x.one(t, upSvc, "execute_tool calculate")
 	// The execute_tool spans cover the MCP calls: the gateway's only
 	// tools/call span is its server's.
 	for _, svc := range []string{runSvc, gwSvc} {
-		if got := x.withPrefix(svc, "tools/call"); svc == runSvc && len(got) > 0 || svc == gwSvc && len(got) != 1 {
+		if got := x.withPrefix(svc, "tools/call"); svc == runSvc && len(got) > 0 || svc == gwSvc && len(got) != 2 {
 			t.Errorf("%s has tools/call spans %q beside its execute_tool span", svc, got)
 		}
 	}
@@ -152,6 +162,13 @@ func TestTelemetryThroughGateway(t *testing.T) {
 			"mcp.protocol.version": "2026-07-28"}, has: []string{"server.port", "jsonrpc.request.id"}},
 		{span: upServer, parent: &gwTool, attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "calculate",
 			"span.kind": "server", "mcp.protocol.version": "2026-07-28"}, has: []string{"jsonrpc.request.id"}},
+		// The legacy-era upstream over stdio (the reference server speaks
+		// 2025-11-25).
+		{span: runEcho, parent: &root, attrs: map[string]string{"gen_ai.tool.name": "gw__everything__echo", "mcp.method.name": "tools/call"}},
+		{span: gwEchoServer, parent: &runEcho, attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "everything__echo", "span.kind": "server"}},
+		{span: gwEcho, parent: &gwEchoServer, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "everything__echo",
+			"gen_ai.tool.type": "extension", "mcp.method.name": "tools/call", "network.transport": "pipe", "mcp.protocol.version": "2025-11-25"},
+			has: []string{"jsonrpc.request.id"}},
 		{span: upTool, parent: &upServer, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "calculate",
 			"gen_ai.tool.type": "function"}},
 	})

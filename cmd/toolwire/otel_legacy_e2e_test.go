@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,7 +25,9 @@ import (
 // span under the client's (the trace context crossed in params._meta),
 // its tool's span under that, with the attributes of the era and the
 // transport (mcp.session.id for the legacy HTTP session, network.transport
-// pipe for stdio).
+// pipe for stdio). The same with a gateway (`toolwire serve --http
+// --servers`) as the legacy server, whose call to its upstream (modern)
+// continues the trace.
 func TestTelemetryLegacyServer(t *testing.T) {
 	j := testjaeger.Start(t)
 	metrics := newMetricsReceiver(t)
@@ -40,9 +43,10 @@ func TestTelemetryLegacyServer(t *testing.T) {
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	tel := mcp.Telemetry{TracerProvider: tp, Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 
-	for _, transport := range []string{"stdio", "http"} {
+	for _, transport := range []string{"stdio", "http", "gateway"} {
 		t.Run(transport, func(t *testing.T) {
-			srvSvc := "legacy-serve-" + transport
+			srvSvc, upSvc := "legacy-serve-"+transport, "legacy-upstream"
+			toolName := "calculate"
 			env := otelEnv(j, metrics, srvSvc, false)
 			var tr mcp.ClientTransport
 			stderr := &syncBuffer{}
@@ -59,6 +63,15 @@ func TestTelemetryLegacyServer(t *testing.T) {
 				var addr string
 				addr, stop = serveHTTPEnv(t, env)
 				tr = &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"}
+			case "gateway":
+				// A gateway's legacy session; its own call upstream is
+				// modern.
+				upAddr, stopUp := serveHTTPEnv(t, otelEnv(j, metrics, upSvc, false))
+				cfg := writeConfig(t, map[string]string{"remote": fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr)})
+				addr, stopGw := serveHTTPEnv(t, env, "--servers", "remote", "--config", cfg, "--tool-search=off")
+				stop = func() { stopGw(); stopUp() }
+				tr = &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"}
+				toolName = "remote__calculate"
 			}
 			client := &mcp.Client{Info: mcp.Implementation{Name: "legacy-client", Version: "1"}, ProtocolVersion: mcp.Version20251125, Telemetry: tel}
 			sess, err := client.Connect(ctx, tr)
@@ -69,7 +82,7 @@ func TestTelemetryLegacyServer(t *testing.T) {
 				t.Fatalf("the session speaks %s, want %s", v, mcp.Version20251125)
 			}
 			callCtx, span := tp.Tracer("test").Start(ctx, "legacy test "+transport)
-			res, err := sess.CallTool(callCtx, "calculate", json.RawMessage(`{"expression":"6*7"}`))
+			res, err := sess.CallTool(callCtx, toolName, json.RawMessage(`{"expression":"6*7"}`))
 			span.End()
 			if err != nil || res.IsError {
 				t.Fatalf("calculate: %+v, %v", res, err)
@@ -77,18 +90,18 @@ func TestTelemetryLegacyServer(t *testing.T) {
 			_ = sess.Close()
 			stop() // flushes the HTTP server's spans (the stdio server's end with Close)
 
-			want := [][2]string{{clientSvc, "legacy test " + transport}, {srvSvc, "execute_tool calculate"}}
+			want := [][2]string{{clientSvc, "legacy test " + transport}, {srvSvc, "execute_tool " + toolName}}
 			traces := j.WaitTraces(t, clientSvc, 20*time.Second, func(ts []testjaeger.Trace) bool { return traceWith(ts, want...) != nil })
 			x := indexSpans(traceWith(traces, want...))
 			root := x.one(t, clientSvc, "legacy test "+transport)
-			clientSpan := x.one(t, clientSvc, "tools/call calculate")
-			served := x.one(t, srvSvc, "tools/call calculate")
-			tool := x.one(t, srvSvc, "execute_tool calculate")
+			clientSpan := x.one(t, clientSvc, "tools/call "+toolName)
+			served := x.one(t, srvSvc, "tools/call "+toolName)
+			tool := x.one(t, srvSvc, "execute_tool "+toolName)
 			netAttrs := map[string]string{"network.transport": "pipe"}
-			if transport == "http" {
+			if transport != "stdio" {
 				netAttrs = map[string]string{"network.transport": "tcp", "network.protocol.name": "http"}
 			}
-			common := map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "calculate", "gen_ai.operation.name": "execute_tool",
+			common := map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": toolName, "gen_ai.operation.name": "execute_tool",
 				"mcp.protocol.version": mcp.Version20251125}
 			with := func(kind string) map[string]string {
 				m := map[string]string{"span.kind": kind}
@@ -99,20 +112,32 @@ func TestTelemetryLegacyServer(t *testing.T) {
 				}
 				return m
 			}
-			x.check(t, []spanCheck{
+			checks := []spanCheck{
 				{span: clientSpan, parent: &root, attrs: with("client"), has: []string{"jsonrpc.request.id"}},
 				{span: served, parent: &clientSpan, attrs: with("server"), has: []string{"jsonrpc.request.id"}},
 				{span: tool, parent: &served, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "function"}},
-			})
+			}
+			if transport == "gateway" {
+				upServer := x.one(t, upSvc, "tools/call calculate")
+				checks[2].attrs = map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "extension",
+					"mcp.method.name": "tools/call", "mcp.protocol.version": "2026-07-28"}
+				checks = append(checks,
+					spanCheck{span: upServer, parent: &tool, attrs: map[string]string{"span.kind": "server", "mcp.protocol.version": "2026-07-28"}},
+					spanCheck{span: x.one(t, upSvc, "execute_tool calculate"), parent: &upServer})
+			}
+			x.check(t, checks)
 			// The legacy HTTP session's id is on both sides' spans, the
 			// same; stdio has no session id.
 			clientID, _ := clientSpan.Tag("mcp.session.id")
 			servedID, _ := served.Tag("mcp.session.id")
 			switch {
-			case transport == "http" && (servedID == "" || clientID != servedID):
+			case transport != "stdio" && (servedID == "" || clientID != servedID):
 				t.Errorf("mcp.session.id: client %q, server %q, want the legacy session's on both", clientID, servedID)
 			case transport == "stdio" && (servedID != "" || clientID != ""):
 				t.Errorf("mcp.session.id over stdio: client %q, server %q, want none", clientID, servedID)
+			}
+			if v, ok := tool.Tag("mcp.session.id"); transport == "gateway" && ok {
+				t.Errorf("the gateway's modern call upstream has mcp.session.id %q", v)
 			}
 			if _, counts := metrics.histograms(srvSvc, "mcp.method.name"); counts["mcp.server.operation.duration/tools/call"] != 1 {
 				t.Errorf("%s exported %v, want one mcp.server.operation.duration of tools/call", srvSvc, counts)

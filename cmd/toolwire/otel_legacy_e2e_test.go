@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/toolwire/toolwire/internal/testjaeger"
+	"github.com/toolwire/toolwire/internal/testpeers"
 	"github.com/toolwire/toolwire/mcp"
 )
 
@@ -67,8 +69,12 @@ func TestTelemetryLegacyServer(t *testing.T) {
 				// A gateway's legacy session; its own call upstream is
 				// modern.
 				upAddr, stopUp := serveHTTPEnv(t, otelEnv(j, metrics, upSvc, false))
-				cfg := writeConfig(t, map[string]string{"remote": fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr)})
-				addr, stopGw := serveHTTPEnv(t, env, "--servers", "remote", "--config", cfg, "--tool-search=off")
+				everything := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
+				cfg := writeConfig(t, map[string]string{
+					"remote":     fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr),
+					"everything": fmt.Sprintf(`{"command": %q, "args": [%q]}`, testpeers.Node(t), everything),
+				})
+				addr, stopGw := serveHTTPEnv(t, env, "--servers", "remote,everything", "--config", cfg, "--tool-search=off")
 				stop = func() { stopGw(); stopUp() }
 				tr = &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"}
 				toolName = "remote__calculate"
@@ -83,10 +89,19 @@ func TestTelemetryLegacyServer(t *testing.T) {
 			}
 			callCtx, span := tp.Tracer("test").Start(ctx, "legacy test "+transport)
 			res, err := sess.CallTool(callCtx, toolName, json.RawMessage(`{"expression":"6*7"}`))
-			span.End()
 			if err != nil || res.IsError {
 				t.Fatalf("calculate: %+v, %v", res, err)
 			}
+			if transport == "gateway" {
+				// A prompt of the reference server (legacy, stdio) through
+				// the gateway: no execute_tool span covers it, so the
+				// gateway's client span is its own.
+				var p mcp.GetPromptResult
+				if err := sess.Call(callCtx, mcp.MethodPromptsGet, &mcp.GetPromptParams{Name: "everything__simple-prompt"}, &p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			span.End()
 			_ = sess.Close()
 			stop() // flushes the HTTP server's spans (the stdio server's end with Close)
 
@@ -124,6 +139,15 @@ func TestTelemetryLegacyServer(t *testing.T) {
 				checks = append(checks,
 					spanCheck{span: upServer, parent: &tool, attrs: map[string]string{"span.kind": "server", "mcp.protocol.version": "2026-07-28"}},
 					spanCheck{span: x.one(t, upSvc, "execute_tool calculate"), parent: &upServer})
+				promptAsked := x.one(t, clientSvc, "prompts/get everything__simple-prompt")
+				promptServed := x.one(t, srvSvc, "prompts/get everything__simple-prompt")
+				checks = append(checks,
+					spanCheck{span: promptAsked, parent: &root},
+					spanCheck{span: promptServed, parent: &promptAsked, attrs: map[string]string{"span.kind": "server", "mcp.method.name": "prompts/get",
+						"gen_ai.prompt.name": "everything__simple-prompt", "mcp.protocol.version": mcp.Version20251125}},
+					spanCheck{span: x.one(t, srvSvc, "prompts/get simple-prompt"), parent: &promptServed, attrs: map[string]string{"span.kind": "client",
+						"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "simple-prompt", "mcp.protocol.version": mcp.Version20251125,
+						"network.transport": "pipe"}, has: []string{"jsonrpc.request.id"}})
 			}
 			x.check(t, checks)
 			// The legacy HTTP session's id is on both sides' spans, the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,17 @@ func (x spanIndex) check(t *testing.T, checks []spanCheck) {
 	}
 }
 
+// with returns the attributes of all maps.
+func with(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // traceWith returns the trace holding a span of each service and name,
 // or nil.
 func traceWith(traces []testjaeger.Trace, want ...[2]string) *testjaeger.Trace {
@@ -94,25 +106,57 @@ func traceWith(traces []testjaeger.Trace, want ...[2]string) *testjaeger.Trace {
 // a gateway (`toolwire serve --servers`) in another process, whose
 // upstreams are a `toolwire serve --http` in a third and the npm
 // reference server over stdio (a legacy-era server), all exporting to one
-// Jaeger, and reads back one trace: the run's execute_tool span, the
+// Jaeger, and reads back one trace (the run reaching the gateway over
+// HTTP, then over stdio): the run's execute_tool span, the
 // gateway's server span under it and its execute_tool span (carrying the
 // MCP client's attributes, of the upstream's era and transport: no client
 // span beside it), the upstream's server span under that and its tool's
 // span.
 func TestTelemetryThroughGateway(t *testing.T) {
 	j := testjaeger.Start(t)
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) { testTelemetryThroughGateway(t, j, transport) })
+	}
+}
+
+// testTelemetryThroughGateway is TestTelemetryThroughGateway with the run
+// reaching the gateway over transport (http or stdio).
+func testTelemetryThroughGateway(t *testing.T, j *testjaeger.Server, transport string) {
 	metrics := newMetricsReceiver(t)
-	const runSvc, gwSvc, upSvc = "toolwire-run-gw", "toolwire-gateway", "toolwire-upstream"
+	runSvc, gwSvc, upSvc := "toolwire-run-gw-"+transport, "toolwire-gateway-"+transport, "toolwire-upstream-"+transport
 	upAddr, stopUp := serveHTTPEnv(t, otelEnv(j, metrics, upSvc, false))
 	everything := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
 	gwCfg := writeConfig(t, map[string]string{
 		"remote":     fmt.Sprintf(`{"url": "http://%s/mcp"}`, upAddr),
 		"everything": fmt.Sprintf(`{"command": %q, "args": [%q]}`, testpeers.Node(t), everything),
 	})
-	gwAddr, stopGw := serveHTTPEnv(t, otelEnv(j, metrics, gwSvc, false), "--servers", "remote,everything", "--config", gwCfg, "--tool-search=off")
-	cfg := writeConfig(t, map[string]string{
-		"gw": fmt.Sprintf(`{"url": "http://%s/mcp"}`, gwAddr),
-	})
+	gwArgs := []string{"--servers", "remote,everything", "--config", gwCfg, "--tool-search=off"}
+	gwEnv := otelEnv(j, metrics, gwSvc, false)
+	stopGw := func() {} // over stdio, the run stops the gateway
+	// The run's MCP client attributes, and the gateway server's.
+	runNet := map[string]string{"network.transport": "pipe"}
+	gwNet := map[string]string{"network.transport": "pipe"}
+	var gw string
+	switch transport {
+	case "http":
+		var gwAddr string
+		gwAddr, stopGw = serveHTTPEnv(t, gwEnv, gwArgs...)
+		gw = fmt.Sprintf(`{"url": "http://%s/mcp"}`, gwAddr)
+		runNet = map[string]string{"network.transport": "tcp", "server.address": "127.0.0.1"}
+		gwNet = map[string]string{"network.transport": "tcp", "network.protocol.name": "http"}
+	case "stdio":
+		env := map[string]string{}
+		for _, kv := range gwEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		b, err := json.Marshal(map[string]any{"command": build(t), "args": append([]string{"serve"}, gwArgs...), "env": env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw = string(b)
+	}
+	cfg := writeConfig(t, map[string]string{"gw": gw})
 	m := newScriptedModel(t,
 		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"gw__remote__calculate","arguments":"{\"expression\":\"6*7\"}"}}]}}]}
 {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"gw__everything__echo","arguments":"{\"message\":\"hi\"}"}}]}}]}
@@ -151,11 +195,11 @@ func TestTelemetryThroughGateway(t *testing.T) {
 		}
 	}
 	x.check(t, []spanCheck{
-		{span: runTool, parent: &root, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "gw__remote__calculate",
-			"gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "extension", "mcp.method.name": "tools/call", "network.transport": "tcp",
-			"server.address": "127.0.0.1", "mcp.protocol.version": "2026-07-28"}, has: []string{"server.port", "jsonrpc.request.id"}},
-		{span: gwServer, parent: &runTool, attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "remote__calculate",
-			"gen_ai.operation.name": "execute_tool", "span.kind": "server", "mcp.protocol.version": "2026-07-28", "network.transport": "tcp"},
+		{span: runTool, parent: &root, attrs: with(runNet, map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "gw__remote__calculate",
+			"gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "extension", "mcp.method.name": "tools/call",
+			"mcp.protocol.version": "2026-07-28"}), has: []string{"jsonrpc.request.id"}},
+		{span: gwServer, parent: &runTool, attrs: with(gwNet, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "remote__calculate",
+			"gen_ai.operation.name": "execute_tool", "span.kind": "server", "mcp.protocol.version": "2026-07-28"}),
 			has: []string{"jsonrpc.request.id"}},
 		{span: gwTool, parent: &gwServer, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "remote__calculate",
 			"gen_ai.tool.type": "extension", "mcp.method.name": "tools/call", "network.transport": "tcp", "server.address": "127.0.0.1",

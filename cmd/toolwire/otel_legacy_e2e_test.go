@@ -118,18 +118,9 @@ func TestTelemetryLegacyServer(t *testing.T) {
 			}
 			common := map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": toolName, "gen_ai.operation.name": "execute_tool",
 				"mcp.protocol.version": mcp.Version20251125}
-			with := func(kind string) map[string]string {
-				m := map[string]string{"span.kind": kind}
-				for _, a := range []map[string]string{common, netAttrs} {
-					for k, v := range a {
-						m[k] = v
-					}
-				}
-				return m
-			}
 			checks := []spanCheck{
-				{span: clientSpan, parent: &root, attrs: with("client"), has: []string{"jsonrpc.request.id"}},
-				{span: served, parent: &clientSpan, attrs: with("server"), has: []string{"jsonrpc.request.id"}},
+				{span: clientSpan, parent: &root, attrs: with(common, netAttrs, map[string]string{"span.kind": "client"}), has: []string{"jsonrpc.request.id"}},
+				{span: served, parent: &clientSpan, attrs: with(common, netAttrs, map[string]string{"span.kind": "server"}), has: []string{"jsonrpc.request.id"}},
 				{span: tool, parent: &served, attrs: map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "function"}},
 			}
 			if transport == "gateway" {

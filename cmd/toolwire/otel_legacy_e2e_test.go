@@ -84,6 +84,7 @@ func TestTelemetryLegacyServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer func() { _ = sess.Close() }() // on failure; closed below otherwise
 			if v := sess.ProtocolVersion(); v != mcp.Version20251125 {
 				t.Fatalf("the session speaks %s, want %s", v, mcp.Version20251125)
 			}

@@ -169,6 +169,9 @@ func testTelemetryThroughGateway(t *testing.T, j *testjaeger.Server, transport s
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
+	if strings.Contains(r.stderr, "warning: exporting telemetry failed") {
+		t.Errorf("run could not export: %s", r.stderr)
+	}
 	if !strings.Contains(r.stdout, "42") {
 		t.Errorf("run printed %q, want the model's answer", r.stdout)
 	}

@@ -102,11 +102,11 @@ func (r *metricsReceiver) histograms(service, key string) (sums map[string]float
 }
 
 // serveHTTPEnv runs `toolwire serve --http` on a free port with more
-// environment, stopped with SIGTERM (so that it flushes its telemetry)
+// environment and arguments, stopped with SIGTERM (so that it flushes its telemetry)
 // when the returned function is called or the test ends.
-func serveHTTPEnv(t *testing.T, env []string) (addr string, stop func()) {
+func serveHTTPEnv(t *testing.T, env []string, args ...string) (addr string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(build(t), "serve", "--http", "127.0.0.1:0")
+	cmd := exec.Command(build(t), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

@@ -34,12 +34,13 @@ func (c *calls) add(ctx context.Context, cl tool.Client) json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	key := strconv.Quote("tw-" + strconv.FormatInt(c.next, 10))
+	token := strconv.AppendInt(append(make(json.RawMessage, 0, 24), `"tw-`...), c.next, 10)
+	token = append(token, '"')
 	if c.m == nil {
 		c.m = map[string]inflight{}
 	}
-	c.m[key] = inflight{ctx, cl}
-	return json.RawMessage(key)
+	c.m[string(token)] = inflight{ctx, cl}
+	return token
 }
 
 func (c *calls) remove(token json.RawMessage) {

@@ -194,6 +194,18 @@ func (r *request) Value(key any) any {
 	return r.value(key)
 }
 
+// callerOf is Value(tool.CallerKey) as a tool.Caller, without boxing it
+// (Request's RequestInfo.Caller, on every call through the gateway).
+func (r *request) callerOf() tool.Caller {
+	if r.caller != nil {
+		return *r.caller
+	}
+	if c, ok := r.value(tool.CallerKey).(tool.Caller); ok {
+		return c
+	}
+	return r.defaultCaller()
+}
+
 // value looks key up in values, then in the request's context.
 func (r *request) value(key any) any {
 	if r.values != nil {

@@ -54,8 +54,7 @@ func Request(ctx context.Context) (info RequestInfo, ok bool) {
 
 // info describes the request.
 func (r *request) info() RequestInfo {
-	c, _ := r.Value(tool.CallerKey).(tool.Caller)
-	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: c, WantsProgress: len(r.progressToken) > 0}
+	return RequestInfo{Method: r.method, ProtocolVersion: r.version, Modern: r.modern, ClientInfo: r.clientInfo, ClientCapabilities: r.caps, Caller: r.callerOf(), WantsProgress: len(r.progressToken) > 0}
 }
 
 // Progress reports progress of the request to the client, if it asked for

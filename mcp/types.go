@@ -323,9 +323,31 @@ type CallToolResult struct {
 	task json.RawMessage
 }
 
-// ToolResult returns the call's result as a tool.Result.
+// ToolResult returns the call's result as a tool.Result. The server's
+// identity that a 2026-07-28 result carries in _meta (MetaServerInfo) is
+// left out: it tells of the session, not of the tool's result, and a
+// result passed on (by the gateway, say) would otherwise claim the wrong
+// server.
 func (r *CallToolResult) ToolResult() *tool.Result {
-	return &tool.Result{Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError, Meta: r.Meta}
+	return &tool.Result{Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError, Meta: withoutServerInfo(r.Meta)}
+}
+
+// withoutServerInfo returns meta without MetaServerInfo: meta itself when
+// it has none, nil when nothing else is left, else a copy.
+func withoutServerInfo(meta map[string]any) map[string]any {
+	if _, ok := meta[MetaServerInfo]; !ok {
+		return meta
+	}
+	if len(meta) == 1 {
+		return nil
+	}
+	m := make(map[string]any, len(meta)-1)
+	for k, v := range meta {
+		if k != MetaServerInfo {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // ResourceTemplate describes a family of resources by URI template.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,17 +302,28 @@ func TestRunTask(t *testing.T) {
 
 // TestCallEverythingTaskInterrupted: a Ctrl-C during toolwire call of
 // server-everything's task-only tool reaches toolwire only (the server, on
-// stdio, runs in a process group of its own), which cancels the task on
-// the server and exits with status 130 (after the server's own ~2.5 s
-// shutdown once its stdin closes).
+// stdio, runs in a process group of its own), which sends the server
+// tasks/cancel (seen in what the server read) and exits with status 130
+// (after the server's own ~2.5 s shutdown once its stdin closes).
 func TestCallEverythingTaskInterrupted(t *testing.T) {
 	node := testpeers.Node(t)
 	everything := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
-	cfg := writeConfig(t, map[string]string{"everything": fmt.Sprintf(`{"command": %q, "args": [%q]}`, node, everything)})
+	dir := t.TempDir()
+	// The server, keeping a copy of what it reads.
+	read, preload := filepath.Join(dir, "stdin.log"), filepath.Join(dir, "keep-stdin.cjs")
+	if err := os.WriteFile(preload, []byte(`process.stdin.on("data", d => require("fs").appendFileSync(process.env.STDIN_LOG, d));`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]string{"everything": fmt.Sprintf(`{"command": %q, "args": ["--require", %q, %q], "env": {"STDIN_LOG": %q}}`, node, preload, everything, read)})
 	env, kept := taskEnv(t)
 	tty, scr, wait := startOnTerminal(t, env, "call", "--config", cfg, "everything__simulate-research-query", `{"topic":"tasks"}`)
 	id := keptTask(t, kept, scr)
-	scr.waitFor(t, "call everything__simulate-research-query  Analyzing content")
+	// Interrupted mid-task: once a stage shows, two or three are left.
+	for deadline := time.Now().Add(20 * time.Second); !regexp.MustCompile(`simulate-research-query  (Gathering|Analyzing|Synthesizing)`).MatchString(scr.String()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stage of the task shown:\n%s", scr.String())
+		}
+	}
 	if _, err := tty.Write([]byte{3}); err != nil {
 		t.Fatal(err)
 	}
@@ -324,5 +336,12 @@ func TestCallEverythingTaskInterrupted(t *testing.T) {
 	}
 	if want := "task " + id + ": interrupt signal received (cancelled on the server)"; !strings.Contains(scr.String(), want) {
 		t.Errorf("the terminal does not say %q", want)
+	}
+	b, err := os.ReadFile(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`"method":"tasks/cancel","params":\{[^}]*"taskId":"` + id + `"`).Match(b) {
+		t.Errorf("the server was not sent tasks/cancel for %s; it read:\n%s", id, b)
 	}
 }

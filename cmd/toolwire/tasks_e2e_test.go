@@ -302,16 +302,19 @@ func TestRunTask(t *testing.T) {
 
 // TestCallEverythingTaskInterrupted: a Ctrl-C during toolwire call of
 // server-everything's task-only tool reaches toolwire only (the server, on
-// stdio, runs in a process group of its own), which sends the server
-// tasks/cancel (seen in what the server read) and exits with status 130
+// stdio, runs in a process group of its own: it gets no SIGINT), which
+// sends the server tasks/cancel (seen in what the server read) and exits with status 130
 // (after the server's own ~2.5 s shutdown once its stdin closes).
 func TestCallEverythingTaskInterrupted(t *testing.T) {
 	node := testpeers.Node(t)
 	everything := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
 	dir := t.TempDir()
-	// The server, keeping a copy of what it reads.
+	// The server, keeping a copy of what it reads, and noting a SIGINT
+	// (server-everything closes itself on one).
 	read, preload := filepath.Join(dir, "stdin.log"), filepath.Join(dir, "keep-stdin.cjs")
-	if err := os.WriteFile(preload, []byte(`process.stdin.on("data", d => require("fs").appendFileSync(process.env.STDIN_LOG, d));`), 0o644); err != nil {
+	if err := os.WriteFile(preload, []byte(`const keep = d => require("fs").appendFileSync(process.env.STDIN_LOG, d);
+process.stdin.on("data", keep);
+process.on("SIGINT", () => keep("\n<SIGINT>\n"));`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, map[string]string{"everything": fmt.Sprintf(`{"command": %q, "args": ["--require", %q, %q], "env": {"STDIN_LOG": %q}}`, node, preload, everything, read)})
@@ -340,6 +343,9 @@ func TestCallEverythingTaskInterrupted(t *testing.T) {
 	b, err := os.ReadFile(read)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "<SIGINT>") {
+		t.Errorf("the terminal's Ctrl-C reached the server: it is in toolwire's process group")
 	}
 	if !regexp.MustCompile(`"method":"tasks/cancel","params":\{[^}]*"taskId":"` + id + `"`).Match(b) {
 		t.Errorf("the server was not sent tasks/cancel for %s; it read:\n%s", id, b)

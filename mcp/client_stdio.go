@@ -18,7 +18,9 @@ import (
 // CommandTransport runs an MCP server as a child process and speaks to it
 // over its stdin and stdout. The server's stderr is kept (the last few KiB,
 // quoted in errors) and copied to Stderr when set; it never mixes with the
-// protocol.
+// protocol. On Unix, the server runs in a process group of its own: a
+// Ctrl-C on the terminal reaches the client, which ends its calls (a task
+// is cancelled on the server) and then closes the server.
 type CommandTransport struct {
 	Command string
 	Args    []string
@@ -116,6 +118,7 @@ func (t *CommandTransport) connect(ctx context.Context, in inboundFunc) (clientC
 	cmd := exec.Command(path, t.Args...)
 	cmd.Dir = t.Dir
 	cmd.Env = append(os.Environ(), t.Env...)
+	ownProcessGroup(cmd)
 	tail := &stderrTail{w: t.Stderr}
 	cmd.Stderr = tail
 	stdin, err := cmd.StdinPipe()

@@ -191,6 +191,14 @@ func serveHTTPForTest(t *testing.T, args ...string) string {
 
 func serveHTTPWithLog(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
+	_, addr, log := serveHTTPProcess(t, args...)
+	return addr, log
+}
+
+// serveHTTPProcess is serveHTTPWithLog that also returns the server's
+// process, stopped when the test ends.
+func serveHTTPProcess(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(build(t), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -207,7 +215,7 @@ func serveHTTPWithLog(t *testing.T, args ...string) (string, *syncBuffer) {
 	if err != nil || m == nil {
 		t.Fatalf("serve printed %q (%v); stderr: %s", line, err, stderr)
 	}
-	return m[1], stderr
+	return cmd, m[1], stderr
 }
 
 // waitFor waits (a bounded while) for s() to contain want.

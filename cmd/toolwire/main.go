@@ -19,15 +19,41 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := (<-sigs).(syscall.Signal); ok {
+			cancel(interrupted{s})
+		}
+	}()
 	code := execute(ctx, os.Args[1:], os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
+// interrupted is the cause of the command's context when a signal
+// (SIGINT, SIGTERM) ended it.
+type interrupted struct{ sig syscall.Signal }
+
+func (i interrupted) Error() string { return i.sig.String() + " signal received" }
+
+// Is makes an interruption read as a cancellation.
+func (interrupted) Is(target error) bool { return target == context.Canceled }
+
 // execute runs the command line and returns the exit status: 0, 1 for a
-// failure, 2 for a mistake in the command line.
+// failure, 2 for a mistake in the command line, 128+n for a command a
+// signal n ended (130 for a Ctrl-C), as shells report it.
 func execute(ctx context.Context, args []string, stderr io.Writer) int {
+	code := executeArgs(ctx, args, stderr)
+	var in interrupted
+	if code != 0 && errors.As(context.Cause(ctx), &in) {
+		return 128 + int(in.sig)
+	}
+	return code
+}
+
+func executeArgs(ctx context.Context, args []string, stderr io.Writer) int {
 	var g globalOptions
 	root := newRootCmd(&g)
 	root.SetArgs(args)

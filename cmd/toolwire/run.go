@@ -305,6 +305,13 @@ func (p *runPrinter) event(e agent.Event) {
 			p.endLine()
 			fmt.Fprintf(p.err, "toolwire: → %s %s\n", e.Tool, shorten(string(e.Args), 120))
 		}
+	case agent.EventProgress:
+		// A running tool's progress: a task's status, for a tool the
+		// server runs as a task.
+		if !p.quiet && e.Text != "" {
+			p.endLine()
+			fmt.Fprintf(p.err, "toolwire: … %s: %s\n", e.Tool, shorten(e.Text, 120))
+		}
 	case agent.EventToolEnd:
 		if p.quiet {
 			return

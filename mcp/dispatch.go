@@ -428,7 +428,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	}
 	if t, ok := s.tools.Lookup(p.Name); ok {
 		if support := taskSupport(t); support != "" {
-			return s.callToolTask(ctx, req, &p, support)
+			tp := p // on the heap only here: a task's goroutine keeps it
+			return s.callToolTask(ctx, req, &tp, support)
 		}
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)

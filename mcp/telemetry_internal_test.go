@@ -81,3 +81,23 @@ func TestWithoutTraceContextKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestMetaCarrierMalformedMeta: a _meta that is not valid JSON gives the
+// propagator no trace context, even the members read before the error,
+// whether _meta comes first in params or not.
+func TestMetaCarrierMalformedMeta(t *testing.T) {
+	const tp = `"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
+	for _, params := range []string{
+		`{"_meta":{` + tp + `,"x":}}`,
+		`{"name":"add","_meta":{` + tp + `,"x":}}`,
+	} {
+		c := (*metaCarrier)(&request{params: []byte(params)})
+		if got := c.Get("traceparent"); got != "" {
+			t.Errorf("params %s: traceparent %q, want none", params, got)
+		}
+	}
+	c := (*metaCarrier)(&request{params: []byte(`{"_meta":{` + tp + `,"x":1},"name":"add"}`)})
+	if got := c.Get("traceparent"); got == "" {
+		t.Error("a well-formed _meta: no traceparent")
+	}
+}

@@ -190,14 +190,7 @@ type legacyTask struct {
 // 2025-11-25 task (execution.taskSupport "required", with task support
 // for tools/call declared).
 func (s *ClientSession) legacyTaskTool(ctx context.Context, name string) bool {
-	var caps struct {
-		Requests struct {
-			Tools struct {
-				Call *struct{} `json:"call"`
-			} `json:"tools"`
-		} `json:"requests"`
-	}
-	if len(s.caps.Tasks) == 0 || json.Unmarshal(s.caps.Tasks, &caps) != nil || caps.Requests.Tools.Call == nil {
+	if len(s.caps.Tasks) == 0 || !taskCalls(s.caps.Tasks) {
 		return false
 	}
 	s.mu.Lock()
@@ -213,6 +206,21 @@ func (s *ClientSession) legacyTaskTool(ctx context.Context, name string) bool {
 		s.mu.Unlock()
 	}
 	return ok && info.Execution != nil && info.Execution.TaskSupport == tool.TaskRequired
+}
+
+// taskCalls reports whether a legacy server's tasks capability declares
+// task support for tools/call. A function of its own, so that a session
+// whose server declares no tasks does not allocate the capability's
+// struct on each call.
+func taskCalls(tasks json.RawMessage) bool {
+	var caps struct {
+		Requests struct {
+			Tools struct {
+				Call *struct{} `json:"call"`
+			} `json:"tools"`
+		} `json:"requests"`
+	}
+	return json.Unmarshal(tasks, &caps) == nil && caps.Requests.Tools.Call != nil
 }
 
 // callLegacyTask calls a tool as a 2025-11-25 task: it reports the

@@ -204,28 +204,29 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 	return m, nil
 }
 
-// withoutTraceContext returns the _meta object raw without its trace
-// context members, appended to dst; raw itself when it has none.
+// withoutTraceContext returns raw, a _meta object, without its trace
+// context members, appended to dst (a cache key, not always JSON: a
+// member first leaves the comma after it); raw itself when it has none.
 func withoutTraceContext(dst, raw []byte) []byte {
 	if !bytes.Contains(raw, []byte(`"trace`)) && !bytes.Contains(raw, []byte(`"baggage"`)) {
 		return raw
 	}
-	out := append(dst, '{')
-	_, err := jsonvalue.Object(raw, 0, func(key string, start, end int) {
+	// Copies the text between the trace context members: each member cut
+	// runs from the end of the value before it (or the opening brace) to
+	// the end of its own value. The result is a key, not JSON to decode.
+	out, from, prev := dst, 0, 1
+	_, err := jsonvalue.Object(raw, 0, func(key string, _, end int) {
 		switch key {
 		case "traceparent", "tracestate", "baggage":
-			return
+			out = append(out, raw[from:prev]...)
+			from = end
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(jsonvalue.AppendString(out, key), ':')
-		out = append(out, raw[start:end]...)
+		prev = end
 	})
 	if err != nil {
 		return raw
 	}
-	return append(out, '}')
+	return append(out, raw[from:]...)
 }
 
 func describeJSONError(err error) string {
@@ -428,7 +429,8 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 	}
 	if t, ok := s.tools.Lookup(p.Name); ok {
 		if support := taskSupport(t); support != "" {
-			return s.callToolTask(ctx, req, &p, support)
+			tp := p // on the heap only here: a task's goroutine keeps it
+			return s.callToolTask(ctx, req, &tp, support)
 		}
 	}
 	res, err := s.tools.Call(ctx, p.Name, p.Arguments)

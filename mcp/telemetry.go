@@ -384,27 +384,37 @@ func (c *metaCarrier) fields() *serverOp {
 	t.metaRead = true
 	p := c.params
 	const first = `{"_meta":{` // as this package's client writes params
-	switch {
-	case bytes.HasPrefix(p, []byte(first)):
-		// _meta alone, not the arguments after it.
-		if end, err := jsonvalue.Skip(p, len(first)-1); err == nil {
-			t.meta = p[len(first)-1 : end]
+	if bytes.HasPrefix(p, []byte(first)) {
+		// _meta alone, not the arguments after it, in one walk.
+		meta := p[len(first)-1:]
+		if end, err := jsonvalue.Object(meta, 0, t.w3cMember(meta)); err == nil {
+			t.meta = meta[:end]
+		} else {
+			t.w3c = [3][]byte{}
 		}
-	case len(p) > 0 && p[0] == '{':
+		return t
+	}
+	if len(p) > 0 && p[0] == '{' {
 		_, _ = jsonvalue.Object(p, 0, func(key string, start, end int) {
 			if key == "_meta" && p[start] == '{' {
 				t.meta = p[start:end]
 			}
 		})
 	}
-	_, _ = jsonvalue.Object(t.meta, 0, func(key string, start, end int) {
+	_, _ = jsonvalue.Object(t.meta, 0, t.w3cMember(t.meta))
+	return t
+}
+
+// w3cMember returns the function that keeps the W3C trace context members
+// of the _meta object meta, for jsonvalue.Object.
+func (t *serverOp) w3cMember(meta []byte) func(key string, start, end int) {
+	return func(key string, start, end int) {
 		for i, k := range w3cKeys {
-			if key == k && t.meta[start] == '"' {
-				t.w3c[i] = t.meta[start:end]
+			if key == k && meta[start] == '"' {
+				t.w3c[i] = meta[start:end]
 			}
 		}
-	})
-	return t
+	}
 }
 
 // Get returns the string member key of _meta; "" when there is none, it

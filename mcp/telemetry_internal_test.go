@@ -50,3 +50,54 @@ func TestMetaCacheIgnoresTraceContext(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutTraceContextKeys: the _meta cache's key is the same for two
+// _meta objects that differ only in their trace context, wherever it
+// stands, and differs when anything else does (a nested traceparent
+// included).
+func TestWithoutTraceContextKeys(t *testing.T) {
+	const tp1, tp2 = `"traceparent":"00-aa-01"`, `"traceparent":"00-bb-01"`
+	tests := []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"first", `{` + tp1 + `,"x":1,"y":2}`, `{` + tp2 + `,"x":1,"y":2}`, true},
+		{"middle", `{"x":1,` + tp1 + `,"y":2}`, `{"x":1,` + tp2 + `,"y":2}`, true},
+		{"last", `{"x":1,"y":2,` + tp1 + `}`, `{"x":1,"y":2,` + tp2 + `}`, true},
+		{"all three", `{"tracestate":"a=1",` + tp1 + `,"x":1,"baggage":"k=1"}`, `{"tracestate":"a=2",` + tp2 + `,"x":1,"baggage":"k=2"}`, true},
+		{"with and without", `{"x":1,` + tp1 + `}`, `{"x":1}`, true},
+		{"other member differs", `{"x":1,` + tp1 + `}`, `{"x":2,` + tp1 + `}`, false},
+		{"first, other differs", `{` + tp1 + `,"x":1}`, `{` + tp1 + `,"x":2}`, false},
+		{"nested", `{"x":{` + tp1 + `}}`, `{"x":{` + tp2 + `}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := string(withoutTraceContext(nil, []byte(tt.a)))
+			b := string(withoutTraceContext(nil, []byte(tt.b)))
+			if (a == b) != tt.same {
+				t.Errorf("keys %s and %s: same = %v, want %v", a, b, a == b, tt.same)
+			}
+		})
+	}
+}
+
+// TestMetaCarrierMalformedMeta: a _meta that is not valid JSON gives the
+// propagator no trace context, even the members read before the error,
+// whether _meta comes first in params or not.
+func TestMetaCarrierMalformedMeta(t *testing.T) {
+	const tp = `"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
+	for _, params := range []string{
+		`{"_meta":{` + tp + `,"x":}}`,
+		`{"name":"add","_meta":{` + tp + `,"x":}}`,
+	} {
+		c := (*metaCarrier)(&request{params: []byte(params)})
+		if got := c.Get("traceparent"); got != "" {
+			t.Errorf("params %s: traceparent %q, want none", params, got)
+		}
+	}
+	c := (*metaCarrier)(&request{params: []byte(`{"_meta":{` + tp + `,"x":1},"name":"add"}`)})
+	if got := c.Get("traceparent"); got == "" {
+		t.Error("a well-formed _meta: no traceparent")
+	}
+}

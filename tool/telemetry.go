@@ -50,10 +50,17 @@ func WithCallID(ctx context.Context, id string) context.Context {
 }
 
 // spanInfo is what a tool's execute_tool spans start with, made when the
-// tool is registered: attrs[1] is gen_ai.tool.name.
+// tool is registered: attrs[1] is gen_ai.tool.name; opts start a span
+// with them (made once: the options made per call would allocate).
 type spanInfo struct {
 	name  string
 	attrs []attribute.KeyValue
+	opts  []trace.SpanStartOption
+}
+
+// spanOptions are the options of an execute_tool span with attributes attrs.
+func spanOptions(attrs []attribute.KeyValue) []trace.SpanStartOption {
+	return []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
 }
 
 func newSpanInfo(t Tool, info Info, source string) spanInfo {
@@ -69,7 +76,7 @@ func newSpanInfo(t Tool, info Info, source string) spanInfo {
 	if info.Description != "" {
 		attrs = append(attrs, semconv.GenAIToolDescription(info.Description))
 	}
-	return spanInfo{name: "execute_tool " + info.Name, attrs: attrs}
+	return spanInfo{name: "execute_tool " + info.Name, attrs: attrs, opts: spanOptions(attrs)}
 }
 
 // traced runs call inside an execute_tool span, when the registry has
@@ -88,11 +95,15 @@ func (r *Registry) traced(ctx context.Context, name string, call func(context.Co
 	} else {
 		si = spanInfo{name: "execute_tool " + name, attrs: []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name)}}
 	}
-	attrs := si.attrs
-	if id, _ := ctx.Value(callIDKey{}).(string); id != "" {
-		attrs = append(attrs[:len(attrs):len(attrs)], semconv.GenAIToolCallID(id))
+	opts := si.opts
+	if id, _ := ctx.Value(callIDKey{}).(string); id != "" || opts == nil {
+		attrs := si.attrs
+		if id != "" {
+			attrs = append(attrs[:len(attrs):len(attrs)], semconv.GenAIToolCallID(id))
+		}
+		opts = spanOptions(attrs)
 	}
-	sctx, span := t.tracer.Start(ctx, si.name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	sctx, span := t.tracer.Start(ctx, si.name, opts...)
 	if !span.IsRecording() {
 		return call(ctx)
 	}

@@ -1,6 +1,9 @@
 package jsonvalue
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // This file reads JSON without building values: it checks syntax as
 // encoding/json does (same errors) and reports where values are, so that a
@@ -89,7 +92,7 @@ func String(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(append([]byte(nil), s...)), nil
+	return strings.Clone(s), nil // one allocation; s may share data's memory
 }
 
 // skip moves d.i past the value at d.i, checking its syntax.

@@ -88,6 +88,7 @@ func TestServeHTTPBounds(t *testing.T) {
 		{"--max-sessions", "0"},
 		{"--max-streams", "-1"},
 		{"--stream-idle-timeout", "0s"},
+		{"--task-after", "0s"},
 	} {
 		r := runEnv(t, nil, "", append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, args[0]) {

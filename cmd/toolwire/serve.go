@@ -34,6 +34,7 @@ type serveOptions struct {
 	maxStreams        int
 	streamIdleTimeout time.Duration
 	stateKeyFile      string
+	taskAfter         time.Duration
 	auth              authOptions
 	gateway           gatewayOptions
 	tel               *telemetry.Config // execute_tool spans; nil for none
@@ -243,6 +244,7 @@ data, tables on DuckDB, is served when named).`,
 	f.IntVar(&o.maxStreams, "max-streams", mcp.DefaultMaxStreams, "with --http: most SSE streams open at once between requests (GET /mcp of legacy sessions, /sse); one past it gets 503 with Retry-After")
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
 	f.StringVar(&o.stateKeyFile, "state-key-file", "", "with --http: sign the state of multi round-trip requests with the key in this file (16 bytes or more), the same for every replica behind a load balancer (default: a random key of this process, which another replica refuses)")
+	f.DurationVar(&o.taskAfter, "task-after", mcp.DefaultTaskAfter, "how long a call of a tool that may run as a task (the data toolset's query) runs before the server answers with a task the client polls (MCP's Tasks extension, for clients that declare it)")
 	o.auth.addFlags(f)
 	o.gateway.addFlags(f)
 	o.data.addFlags(f)
@@ -258,6 +260,8 @@ func (o serveOptions) checkBounds() error {
 		return fmt.Errorf("--max-streams %d: use 1 or more", o.maxStreams)
 	case o.streamIdleTimeout <= 0:
 		return fmt.Errorf("--stream-idle-timeout %v: use a positive duration, such as 10m", o.streamIdleTimeout)
+	case o.taskAfter <= 0:
+		return fmt.Errorf("--task-after %v: use a positive duration, such as 1s", o.taskAfter)
 	}
 	return nil
 }
@@ -275,6 +279,7 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	if o.tel != nil {
 		srv.Tools().SetTelemetry(*o.tel)
 	}
+	srv.Tasks.After = o.taskAfter
 	if o.stateKeyFile != "" {
 		if srv.StateKey, err = mcp.ReadStateKey(o.stateKeyFile); err != nil {
 			return nil, nil, fmt.Errorf("--state-key-file: %w", err)

@@ -114,7 +114,9 @@ func dataTaskServer(t *testing.T) (srv *exec.Cmd, addr string, log *syncBuffer, 
 	if err := os.WriteFile(filepath.Join(dir, "nums.csv"), []byte(csv.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv, addr, log = serveHTTPProcess(t, "data", "-v", "--allow-dir", dir)
+	// A call becomes a task after 100 ms, so that a query of a second
+	// or so is one on any machine.
+	srv, addr, log = serveHTTPProcess(t, "data", "-v", "--allow-dir", dir, "--task-after", "100ms")
 	cfg = writeConfig(t, map[string]string{"data": fmt.Sprintf(`{"url": "http://%s/mcp"}`, addr)})
 	out, errOut, code := run(t, build(t), "call", "--config", cfg, "data__load_csv", fmt.Sprintf(`{"path": %q}`, filepath.Join(dir, "nums.csv")))
 	var loaded struct{ Table string }
@@ -236,8 +238,8 @@ func TestRunTask(t *testing.T) {
 	env, _ := taskEnv(t)
 
 	t.Run("completed", func(t *testing.T) {
-		// 2000^3 rows: a few seconds here, past the second after
-		// which the server makes the call a task.
+		// 2000^3 rows: from half a second to a few here, past the
+		// 100 ms after which this server makes the call a task.
 		m := newScriptedModel(t, callQuery("SELECT count(*) AS n FROM t a, t b, t c"),
 			`{"choices":[{"index":0,"delta":{"content":"8 billion."}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,23 +367,8 @@ type replica struct {
 // kills it (by its PID) when the test ends.
 func startReplica(t *testing.T, args ...string) *replica {
 	t.Helper()
-	cmd := exec.Command(build(t), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	m := regexp.MustCompile(`http://([0-9.:]+)/mcp`).FindStringSubmatch(line)
-	if err != nil || m == nil {
-		t.Fatalf("serve printed %q (%v); stderr: %s", line, err, stderr)
-	}
-	return &replica{cmd: cmd, addr: m[1]}
+	cmd, addr, _ := serveHTTPProcess(t, args...)
+	return &replica{cmd: cmd, addr: addr}
 }
 
 // cpuTime returns the CPU time (user + system) process pid has used, from

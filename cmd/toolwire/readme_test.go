@@ -188,6 +188,7 @@ type readmeEnv struct {
 
 func newReadmeEnv(t *testing.T, root string) *readmeEnv {
 	e := &readmeEnv{root: root, tmp: t.TempDir(), bin: t.TempDir()}
+	gobin := filepath.Join(e.tmp, "gobin") // where the README's go install puts toolwire
 	if err := os.Symlink(build(t), filepath.Join(e.bin, "toolwire")); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func newReadmeEnv(t *testing.T, root string) *readmeEnv {
 	}
 	goenv := strings.Fields(string(out))
 	e.base = []string{
-		"PATH=" + e.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH=" + gobin + string(os.PathListSeparator) + e.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "GOBIN=" + gobin,
 		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"GOCACHE=" + goenv[0], "GOMODCACHE=" + goenv[1], "GOPATH=" + goenv[2],
 		"TOOLWIRE_TOKEN_STORE=file", "TOOLWIRE_CONFIG=" + filepath.Join(home, "none.json"),
@@ -461,7 +462,7 @@ func (e *readmeEnv) goBlock(t *testing.T, b readmeBlock) {
 	goCmd := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("README.md:%d: go %s: %v\n%s", b.line, strings.Join(args, " "), err, out)
 		}

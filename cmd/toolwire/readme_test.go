@@ -432,6 +432,9 @@ func (e *readmeEnv) goBlock(t *testing.T, b readmeBlock) {
 		}
 	}
 	write("main.go", b.text)
+	if out, err := exec.Command("gofmt", "-l", filepath.Join(dir, "main.go")).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("README.md:%d: the program is not formatted as gofmt formats it: %v %s", b.line, err, out)
+	}
 	write("go.mod", "module example.com/readme\n\ngo 1.26.0\n\nrequire github.com/toolwire/toolwire v0.0.0\n")
 	sum, err := os.ReadFile(filepath.Join(e.root, "go.sum"))
 	if err != nil {

@@ -69,6 +69,11 @@ type readmeDirective struct {
 	MCP *struct {
 		Call string `json:"call"`
 		Args string `json:"args"`
+		// HTTP: the program is then started with this flag and a free
+		// address, and called at /mcp; the output must contain
+		// HTTPStdout.
+		HTTP       string `json:"http"`
+		HTTPStdout string `json:"http_stdout"`
 	} `json:"mcp"`
 	// Stdout is text the output must contain.
 	Stdout string `json:"stdout"`
@@ -481,9 +486,67 @@ func (e *readmeEnv) goBlock(t *testing.T, b readmeBlock) {
 		}
 		write("mcp.json", string(cfg))
 		e.runProgram(t, b, build(t), "call", "--config", filepath.Join(dir, "mcp.json"), d.MCP.Call, d.MCP.Args)
+		if d.MCP.HTTP != "" {
+			e.callOverHTTP(t, b, prog, dir)
+		}
 	case d.Run:
 		e.runProgram(t, b, prog)
 	}
+}
+
+// callOverHTTP starts an MCP server program with its HTTP flag on a free
+// port, calls it with toolwire call, and stops it with SIGINT: it must
+// exit with status 0.
+func (e *readmeEnv) callOverHTTP(t *testing.T, b readmeBlock, prog, dir string) {
+	ports, err := testpeers.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	var out bytes.Buffer
+	srv := exec.Command(prog, b.directive.MCP.HTTP, addr)
+	srv.Stdout, srv.Stderr = &out, &out
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	defer func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("README.md:%d: the program over HTTP, stopped with SIGINT: %v\n%s", b.line, err, out.String())
+			}
+		case <-time.After(15 * time.Second):
+			_ = srv.Process.Kill()
+			<-done
+			t.Errorf("README.md:%d: the program over HTTP did not stop within 15 s of SIGINT", b.line)
+		}
+	}()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": "http://" + addr + "/mcp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "http.json")
+	if err := os.WriteFile(file, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("README.md:%d: the program did not listen on %s within 30 s\n%s", b.line, addr, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d := b.directive
+	d.Stdout = d.MCP.HTTPStdout
+	e.runProgram(t, readmeBlock{line: b.line, directive: d}, build(t), "call", "--config", file, d.MCP.Call, d.MCP.Args)
 }
 
 // runProgram runs a program with the block's environment and checks its

@@ -257,7 +257,7 @@ func TestApproval(t *testing.T) {
 		approve        func(context.Context, *tool.Call) (bool, error)
 		want, wantLs   string
 	}{
-		{"nobody to ask", nil, nil, nil, "was not approved", "a b"},
+		{"nobody to ask", nil, nil, nil, "rm may change things and was not approved: the user must allow it (toolwire run: --allow rm,", "a b"},
 		{"allowed", []string{"rm"}, nil, nil, "removed", "a b"},
 		{"declined", nil, nil, func(context.Context, *tool.Call) (bool, error) { return false, nil }, "the user declined", "a b"},
 		{"approved", nil, nil, func(context.Context, *tool.Call) (bool, error) { return true, nil }, "removed", "a b"},

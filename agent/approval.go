@@ -36,7 +36,7 @@ func Approval(p Policy) tool.Middleware {
 			}
 			approve := p.Approve
 			if approve == nil {
-				return tool.Errorf("tool %s may change things and was not approved: the user must allow it (run with --yes, or list it in the config's \"allow\")", c.Name), nil
+				return tool.Errorf("tool %s may change things and was not approved: the user must allow it (toolwire run: --allow %s, or --yes for every tool; a configured server's tool may also be listed in that server's \"allow\")", c.Name, c.Name), nil
 			}
 			ok, err := approve(ctx, c)
 			if err != nil {

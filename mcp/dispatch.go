@@ -427,6 +427,17 @@ func (s *Server) callTool(ctx context.Context, req *request) (any, error) {
 		c := s.Caller(ctx, req.info())
 		req.caller = &c
 	}
+	if s.Inject != nil {
+		values, err := s.Inject(ctx, req.info())
+		if err != nil {
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				return nil, rpcErr
+			}
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "tool %s: the server's Inject failed: %v", p.Name, err)
+		}
+		ctx = tool.WithInjected(ctx, values)
+	}
 	if t, ok := s.tools.Lookup(p.Name); ok {
 		if support := taskSupport(t); support != "" {
 			tp := p // on the heap only here: a task's goroutine keeps it

@@ -136,9 +136,15 @@ type stdioClient struct {
 // the client closes its end and expects ServeStream to return.
 func startStdio(t *testing.T, srv *mcp.Server) *stdioClient {
 	t.Helper()
+	return startStdioCtx(t, context.Background(), srv)
+}
+
+// startStdioCtx is startStdio serving in a context derived from parent.
+func startStdioCtx(t *testing.T, parent context.Context, srv *mcp.Server) *stdioClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	c := &stdioClient{t: t, in: inW, done: make(chan error, 1), more: make(chan struct{}, 1)}
 	go func() {
 		err := srv.ServeStream(ctx, inR, outW)

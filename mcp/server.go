@@ -116,6 +116,18 @@ type Server struct {
 	// first. A legacy HTTP session is bound to the caller that opened it:
 	// a request carrying another caller finds no such session.
 	Caller func(ctx context.Context, req RequestInfo) tool.Caller
+	// Inject, when set, gives the values of the parameters tools take
+	// from the host (struct fields tagged `tool:"inject"`, Info.Injected)
+	// for each tools/call, by parameter name, as tool.WithInjected would
+	// (they take precedence over a tool's InjectedValues). Clients never
+	// see these parameters, and a value a client sends for one is
+	// dropped. It gets the request's context (for HTTP derived from the
+	// *http.Request's, so what the program's HTTP middleware stored there
+	// is at hand; over stdio, the context ServeStdio was given) and what
+	// is known of the request, its Caller decided. An error fails the
+	// call with a protocol error carrying its text (a *jsonrpc.Error as
+	// it is), and the tool does not run.
+	Inject func(ctx context.Context, req RequestInfo) (map[string]any, error)
 	// MaxStreams bounds the SSE streams held open between requests, over
 	// every HTTP handler serving this server (default DefaultMaxStreams):
 	// the GET streams of legacy Streamable HTTP sessions (standalone and

@@ -163,7 +163,7 @@ func TestRunApproval(t *testing.T) {
 		flags      []string
 		want       string
 	}{
-		{"refused", "", nil, "was not approved"},
+		{"refused", "", nil, "was not approved: the user must allow it (toolwire run: --allow notes__write_note, or --yes"},
 		{"--yes", "", []string{"--yes"}, "saved: x"},
 		{"--allow", "", []string{"--allow", "notes__write_note"}, "saved: x"},
 		{"config allow", `"allow": ["write_note"]`, nil, "saved: x"},

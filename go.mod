@@ -45,5 +45,6 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
+	golang.org/x/mod v0.41.0
 	golang.org/x/oauth2 v0.38.0
 )

@@ -118,7 +118,9 @@ func main() {
 	// compiled (the binary then says the data toolset needs cgo).
 	install := append(env, "GOFLAGS=-trimpath", "CGO_ENABLED=0")
 	goCmd(t, tmp, install, "install", "github.com/toolwire/toolwire/cmd/toolwire@"+release)
-	out, err := exec.CommandContext(t.Context(), filepath.Join(bin, "toolwire"), "--help").CombinedOutput()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "toolwire"), "--help").CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("toolwire")) {
 		t.Errorf("the installed toolwire --help: %v\n%s", err, out)
 	}

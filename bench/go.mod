@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/toolwire/toolwire v0.0.0
+	github.com/toolwire/toolwire v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -35,5 +35,3 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/toolwire/toolwire => ../

@@ -40,8 +40,9 @@ replace $pop_replace
 EOF
 start=$SECONDS
 # -mod=mod lets go resolve Hydra's dependencies and write go.sum here, from
-# the module proxy (checked against the checksum database as usual).
-(cd "$build" && GOFLAGS=-mod=mod CGO_ENABLED=1 go build -trimpath -tags "$tags" \
+# the module proxy (checked against the checksum database as usual). GOWORK=off:
+# the build directory is inside the checkout, whose go.work would claim it.
+(cd "$build" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=1 go build -trimpath -tags "$tags" \
   -ldflags "-X github.com/ory/hydra/v2/driver/config.Version=$version" \
   -o "$out.tmp" github.com/ory/hydra/v2)
 mv -f "$out.tmp" "$out"

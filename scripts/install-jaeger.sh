@@ -41,8 +41,9 @@ replace $sarama_replace
 MOD
 start=$SECONDS
 # -mod=mod lets go resolve Jaeger's dependencies and write go.sum here, from
-# the module proxy (checked against the checksum database as usual).
-(cd "$build" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
+# the module proxy (checked against the checksum database as usual). GOWORK=off:
+# the build directory is inside the checkout, whose go.work would claim it.
+(cd "$build" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
   -o "$out.tmp" github.com/jaegertracing/jaeger/cmd/all-in-one)
 mv -f "$out.tmp" "$out"
 echo "$want" > "$stamp"

@@ -27,8 +27,9 @@ go vet ./...
 count=()
 if [ "${CI:-}" = true ]; then count=(-count=1); fi
 go test -race ${count[@]+"${count[@]}"} "$@" ./...
-# The modules of their own: the data toolset (DuckDB, cgo) and the Redis
-# handle store, whose tests run redis-server.
-for m in handle/redisstore toolsets/data; do
+# The other modules of the workspace (go.work): the CLI, the conformance
+# fixtures, the data toolset (DuckDB, cgo) and the Redis handle store, whose
+# tests run redis-server.
+for m in cmd/toolwire conformance handle/redisstore toolsets/data; do
   (cd "$m" && go vet ./... && go test -race ${count[@]+"${count[@]}"} "$@" ./...)
 done

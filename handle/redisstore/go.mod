@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/toolwire/toolwire v0.0.0
+	github.com/toolwire/toolwire v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -21,5 +21,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
-
-replace github.com/toolwire/toolwire => ../..

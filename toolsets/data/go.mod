@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
-	github.com/toolwire/toolwire v0.0.0
+	github.com/toolwire/toolwire v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -42,5 +42,3 @@ require (
 	golang.org/x/tools v0.49.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
 )
-
-replace github.com/toolwire/toolwire => ../..

@@ -87,9 +87,9 @@ type tombstone struct {
 type dropReason int
 
 const (
-	droppedExpired dropReason = iota + 1 // unused for its lifetime
-	droppedEvicted                       // for room under the memory bound
-	droppedReleased                      // by its owner
+	droppedExpired  dropReason = iota + 1 // unused for its lifetime
+	droppedEvicted                        // for room under the memory bound
+	droppedReleased                       // by its owner
 )
 
 // goneError is a Memory's answer for an entry it remembers dropping: its

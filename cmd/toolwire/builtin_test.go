@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -282,5 +283,39 @@ func TestServeInstructions(t *testing.T) {
 	}
 	if strings.Contains(data, "arithmetic") || strings.Contains(data, "time zone") {
 		t.Errorf("data's instructions speak of calc: %q", data)
+	}
+}
+
+// TestRunDataUnasked: run asks nobody, yet the data toolset's tools that
+// make a new table run, as they say they are neither destructive nor
+// open-world; saving a file is still refused without --yes or --allow.
+func TestRunDataUnasked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sales.csv"), []byte("region,amount\nnorth,10\nsouth,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newScriptedModel(t,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"load_csv","arguments":"{\"path\":\"sales.csv\"}"}},{"index":1,"id":"call_2","type":"function","function":{"name":"save_csv","arguments":"{\"table\":\"tbl_AAAAAAAAAAAAAAAAAAAAAA\",\"path\":\"out.csv\"}"}}]}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"ok"}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	cmd := exec.Command(build(t), "run", "--toolsets=data", "-m", "openai:test-model", "load sales.csv")
+	cmd.Dir = dir
+	home := t.TempDir() // no configuration
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_CACHE_HOME="+home, "OPENAI_API_KEY=test-key", "OPENAI_BASE_URL="+m.URL+"/v1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	results := map[string]string{}
+	for _, msg := range m.messages(1) {
+		if id, ok := msg["tool_call_id"].(string); ok {
+			results[id], _ = msg["content"].(string)
+		}
+	}
+	if !strings.Contains(results["call_1"], `"rows":2`) {
+		t.Errorf("load_csv: %q, want a table of 2 rows", results["call_1"])
+	}
+	if !strings.Contains(results["call_2"], "save_csv may change things and was not approved") {
+		t.Errorf("save_csv: %q, want it refused", results["call_2"])
 	}
 }

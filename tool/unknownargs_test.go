@@ -18,6 +18,7 @@ import (
 func TestUnknownArguments(t *testing.T) {
 	strict := `{"type":"object","properties":{"path":{"type":"string"},"n":{"type":"integer"},"opts":{"type":"object","properties":{"depth":{"type":"integer"}},"additionalProperties":false}},"additionalProperties":false}`
 	open := `{"type":"object","properties":{"path":{"type":"string"}}}`
+	nested := `{"type":"object","properties":{"description_text":{"type":"string"},"o":{"type":"object","properties":{"depth":{"type":"integer"}},"additionalProperties":false}},"additionalProperties":false}`
 	tests := []struct {
 		name, schema, args string
 		lenient            bool
@@ -36,6 +37,8 @@ func TestUnknownArguments(t *testing.T) {
 			`invalid arguments for tool t: argument "n": expected integer, got string "x"`},
 		{"served: nested unknown still refused", strict, `{"opts":{"dpth":1},"wait_for_previous":true}`, true, "",
 			`invalid arguments for tool t: unknown argument "opts/dpth" (known arguments in "opts": depth)`},
+		{"served: a nested argument is not taken for a top-level one", nested, `{"o":{"description_text":"x"}}`, true, "",
+			`invalid arguments for tool t: unknown argument "o/description_text" (known arguments in "o": depth)`},
 		{"served: known arguments as written", strict, `{"path":"a"}`, true, `{"path":"a"}`, ""},
 		{"agent: open schema passes them on", open, `{"path":"a","wait_for_previous":true}`, false, `{"path":"a","wait_for_previous":true}`, ""},
 		{"served: open schema passes them on", open, `{"path":"a","wait_for_previous":true}`, true, `{"path":"a","wait_for_previous":true}`, ""},

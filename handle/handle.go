@@ -56,7 +56,9 @@ var (
 	ErrWrongKind = errors.New("handle of the wrong kind")
 	// ErrExpired: no value behind the handle for this caller: it expired,
 	// was evicted or released, never existed, or belongs to another
-	// caller (which reads exactly as if it never existed).
+	// caller (which reads exactly as if it never existed). The message
+	// says which of the first three when the store remembers (Memory
+	// does, for its owner), and otherwise that the handle is unknown.
 	ErrExpired = errors.New("handle expired")
 	// ErrTooLarge: a value larger than the store's whole memory bound.
 	ErrTooLarge = errors.New("value larger than the handle store's memory bound")

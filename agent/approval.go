@@ -22,15 +22,18 @@ type Policy struct {
 	Approve func(ctx context.Context, c *tool.Call) (bool, error)
 }
 
-// Approval returns registry middleware that asks before a tool that may
-// change things runs: one whose annotations say so, or do not say it is
-// read-only (MCP's default for a tool that is not read-only is
-// destructive), unless they say destructiveHint false; and the tools the
-// policy names in Confirm. A refusal is a tool result the model reads.
+// Approval returns registry middleware that asks before a tool runs
+// unless its annotations say it is read-only, or that it is neither
+// destructive nor open-world (destructiveHint and openWorldHint false: a
+// tool that only adds to a closed world of its own, such as the data
+// toolset's tools that make new tables), as Codex CLI decides; MCP's
+// defaults for hints left out are destructive and open-world. The tools
+// the policy names in Confirm always ask. A refusal is a tool result the
+// model reads.
 func Approval(p Policy) tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
-			ask := Destructive(c.Tool.Info()) || slices.Contains(p.Confirm, c.Name)
+			ask := asksFirst(c.Tool.Info()) || slices.Contains(p.Confirm, c.Name)
 			if !ask || slices.Contains(p.Allow, c.Name) && !slices.Contains(p.Confirm, c.Name) {
 				return next(ctx, c)
 			}
@@ -61,4 +64,14 @@ func Destructive(info tool.Info) bool {
 		return false
 	}
 	return an.DestructiveHint == nil || *an.DestructiveHint
+}
+
+// asksFirst reports whether a tool runs only once approved, by its
+// annotations: not read-only, and destructive or open-world.
+func asksFirst(info tool.Info) bool {
+	if !Destructive(info) {
+		an := info.Annotations // not nil: Destructive said so
+		return !isTrue(an.ReadOnlyHint) && (an.OpenWorldHint == nil || *an.OpenWorldHint)
+	}
+	return true
 }

@@ -56,7 +56,9 @@ var (
 	ErrWrongKind = errors.New("handle of the wrong kind")
 	// ErrExpired: no value behind the handle for this caller: it expired,
 	// was evicted or released, never existed, or belongs to another
-	// caller (which reads exactly as if it never existed).
+	// caller (which reads exactly as if it never existed). The message
+	// says which of the first three when the store remembers (Memory
+	// does, for its owner), and otherwise that the handle is unknown.
 	ErrExpired = errors.New("handle expired")
 	// ErrTooLarge: a value larger than the store's whole memory bound.
 	ErrTooLarge = errors.New("value larger than the handle store's memory bound")
@@ -156,9 +158,25 @@ func check(s string, k Kind) error {
 	return nil
 }
 
-// expired is the error for a handle that has no value for the caller.
-func expired(id string, k Kind) error {
-	return &Error{Handle: id, Reason: ErrExpired, msg: fmt.Sprintf("handle %s expired; %s", id, again(k))}
+// expired is the error for a handle that has no value for the caller,
+// from err, the store's: why, when the store knows (a Memory remembers
+// the handles it dropped); otherwise what may have happened, the same
+// for a handle another caller holds as for one never made, so that no
+// caller learns of another's handles.
+func expired(id string, k Kind, err error) error {
+	var gone *goneError
+	var msg string
+	switch {
+	case !errors.As(err, &gone):
+		msg = fmt.Sprintf("handle %s is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the %s, %s", id, k.Noun, again(k))
+	case gone.why == droppedExpired:
+		msg = fmt.Sprintf("handle %s expired: it was unused for %s; %s", id, duration(gone.ttl), again(k))
+	case gone.why == droppedEvicted:
+		msg = fmt.Sprintf("handle %s was dropped to make room for newer ones (the server's memory bound); %s", id, again(k))
+	default:
+		msg = fmt.Sprintf("handle %s was released; %s", id, again(k))
+	}
+	return &Error{Handle: id, Reason: ErrExpired, msg: msg}
 }
 
 // again says how to get a new value of kind k.

@@ -100,11 +100,15 @@ func TestBadHandles(t *testing.T) {
 		{"non-canonical end", "token:a", mine.ID[:len(mine.ID)-1] + "B", handle.ErrMalformed, "is not a table handle"},
 		{"a whole table", "token:a", `{"rows":[[1,2]]}`, handle.ErrMalformed, "pass the handle a tool returned, unchanged"},
 		{"wrong kind", "token:a", fileH.ID, handle.ErrWrongKind, fileH.ID + " is a fil_ handle, not a table handle; pass a table handle (tbl_…)"},
-		{"unknown", "token:a", unknown, handle.ErrExpired, "handle " + unknown + " expired; load the file again"},
-		{"expired", "token:a", stale.ID, handle.ErrExpired, "handle " + stale.ID + " expired; load the file again"},
-		{"released", "token:a", released.ID, handle.ErrExpired, "handle " + released.ID + " expired; load the file again"},
-		{"other caller", "token:b", mine.ID, handle.ErrExpired, "handle " + mine.ID + " expired; load the file again"},
-		{"anonymous caller", "", mine.ID, handle.ErrExpired, "handle " + mine.ID + " expired; load the file again"},
+		{"unknown", "token:a", unknown, handle.ErrExpired, "handle " + unknown + unknownHere},
+		{"expired", "token:a", stale.ID, handle.ErrExpired, "handle " + stale.ID + " expired: it was unused for 1 minute; load the file again"},
+		{"released", "token:a", released.ID, handle.ErrExpired, "handle " + released.ID + " was released; load the file again"},
+		// Another caller's handle, live or dropped, reads as one never
+		// made: nobody learns of another's handles.
+		{"other caller", "token:b", mine.ID, handle.ErrExpired, "handle " + mine.ID + unknownHere},
+		{"anonymous caller", "", mine.ID, handle.ErrExpired, "handle " + mine.ID + unknownHere},
+		{"other caller's expired", "token:b", stale.ID, handle.ErrExpired, "handle " + stale.ID + unknownHere},
+		{"other caller's released", "token:b", released.ID, handle.ErrExpired, "handle " + released.ID + unknownHere},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,8 +178,8 @@ func TestMemoryBoundEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 	for _, id := range []string{b.ID, c.ID} {
 		_, err := handle.Resolve[*table](ctx, s, id)
-		if !errors.Is(err, handle.ErrExpired) || !strings.Contains(err.Error(), "expired; load the file again") {
-			t.Fatalf("evicted handle: %v, want the expired error", err)
+		if !errors.Is(err, handle.ErrExpired) || err.Error() != "handle "+id+" was dropped to make room for newer ones (the server's memory bound); load the file again" {
+			t.Fatalf("evicted handle: %v, want the evicted error", err)
 		}
 	}
 	if _, err := handle.Resolve[*table](ctx, s, a.ID); err != nil {
@@ -316,3 +320,7 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("%d entries over a bound of 50", s.Len())
 	}
 }
+
+// unknownHere ends the message for a handle a store has no value of for
+// the caller and no record of dropping for it.
+const unknownHere = " is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the table, load the file again"

@@ -105,7 +105,7 @@ func Resolve[T Value](ctx context.Context, s Store, id string) (T, error) {
 	}
 	e, err := s.Get(ctx, owner(ctx), id)
 	if errors.Is(err, ErrExpired) {
-		return zero, expired(id, k)
+		return zero, expired(id, k, err)
 	}
 	if errors.Is(err, ErrCorrupt) {
 		return zero, fmt.Errorf("resolving %s: %w; %s", id, err, again(k))
@@ -135,7 +135,7 @@ func Release[T Value](ctx context.Context, s Store, id string) error {
 	}
 	err := s.Release(ctx, owner(ctx), id)
 	if errors.Is(err, ErrExpired) {
-		return expired(id, k)
+		return expired(id, k, err)
 	}
 	if err != nil {
 		return fmt.Errorf("releasing %s: %w", id, err)

@@ -25,8 +25,10 @@ type Entry struct {
 
 // Store keeps entries behind handles. Get and Release answer ErrExpired
 // (wrapped) for an entry that is not there for the owner — expired,
-// evicted, released, never stored, or another owner's — alike, and
-// ErrUnavailable (wrapped) when the store cannot be reached.
+// evicted, released, never stored, or another owner's — and
+// ErrUnavailable (wrapped) when the store cannot be reached. A store may
+// tell the first three apart for the owner (Memory does); another owner's
+// entry must read exactly as one never stored.
 type Store interface {
 	// Put stores e, first dropping the least recently used entries
 	// the memory bound needs to make room; a value larger than the
@@ -64,7 +66,44 @@ type Memory struct {
 	byID  map[string]*list.Element // of *memEntry
 	lru   list.List                // front: most recently used
 	bytes int64
+	// gone remembers the last maxGone entries dropped (ids in goneRing,
+	// oldest at goneNext once full), so that their owner is told why.
+	gone     map[string]tombstone
+	goneRing []string
+	goneNext int
 }
+
+// maxGone bounds the dropped entries a Memory remembers: about 100 bytes
+// each. A handle dropped longer ago reads as unknown.
+const maxGone = 4096
+
+// tombstone is what a Memory remembers of an entry it dropped.
+type tombstone struct {
+	owner string
+	why   dropReason
+}
+
+// dropReason says why a Memory dropped an entry.
+type dropReason int
+
+const (
+	droppedExpired  dropReason = iota + 1 // unused for its lifetime
+	droppedEvicted                        // for room under the memory bound
+	droppedReleased                       // by its owner
+)
+
+// goneError is a Memory's answer for an entry it remembers dropping: its
+// owner learns why (see Resolve).
+type goneError struct {
+	id  string
+	why dropReason
+	ttl time.Duration
+}
+
+func (e *goneError) Error() string { return e.id + ": " + ErrExpired.Error() }
+
+// Unwrap returns ErrExpired.
+func (e *goneError) Unwrap() error { return ErrExpired }
 
 type memEntry struct {
 	Entry
@@ -98,10 +137,10 @@ func (m *Memory) Put(_ context.Context, e Entry) error {
 	}
 	dropped := m.expireLocked(now, nil)
 	if old, ok := m.byID[e.ID]; ok {
-		dropped = append(dropped, m.removeLocked(old))
+		dropped = append(dropped, m.removeLocked(old, 0))
 	}
 	for m.MaxBytes > 0 && m.bytes+e.Size > m.MaxBytes {
-		dropped = append(dropped, m.removeLocked(m.lru.Back()))
+		dropped = append(dropped, m.removeLocked(m.lru.Back(), droppedEvicted))
 	}
 	m.byID[e.ID] = m.lru.PushFront(&memEntry{Entry: e, used: now})
 	m.bytes += e.Size
@@ -116,15 +155,17 @@ func (m *Memory) Get(_ context.Context, owner, id string) (Entry, error) {
 	m.mu.Lock()
 	el, ok := m.byID[id]
 	if !ok || el.Value.(*memEntry).Owner != owner {
+		err := m.goneLocked(owner, id)
 		m.mu.Unlock()
-		return Entry{}, fmt.Errorf("%s: %w", id, ErrExpired)
+		return Entry{}, err
 	}
 	me := el.Value.(*memEntry)
 	if now.Sub(me.used) >= m.TTL() {
 		dropped := m.expireLocked(now, nil)
+		err := m.goneLocked(owner, id)
 		m.mu.Unlock()
 		m.drop(dropped)
-		return Entry{}, fmt.Errorf("%s: %w", id, ErrExpired)
+		return Entry{}, err
 	}
 	me.used = now
 	m.lru.MoveToFront(el)
@@ -140,11 +181,12 @@ func (m *Memory) Release(_ context.Context, owner, id string) error {
 	el, ok := m.byID[id]
 	if !ok || el.Value.(*memEntry).Owner != owner || now.Sub(el.Value.(*memEntry).used) >= m.TTL() {
 		dropped := m.expireLocked(now, nil)
+		err := m.goneLocked(owner, id)
 		m.mu.Unlock()
 		m.drop(dropped)
-		return fmt.Errorf("%s: %w", id, ErrExpired)
+		return err
 	}
-	dropped := []Entry{m.removeLocked(el)}
+	dropped := []Entry{m.removeLocked(el, droppedReleased)}
 	m.mu.Unlock()
 	m.drop(dropped)
 	return nil
@@ -162,16 +204,46 @@ func (m *Memory) Len() int {
 func (m *Memory) expireLocked(now time.Time, dropped []Entry) []Entry {
 	ttl := m.TTL()
 	for el := m.lru.Back(); el != nil && now.Sub(el.Value.(*memEntry).used) >= ttl; el = m.lru.Back() {
-		dropped = append(dropped, m.removeLocked(el))
+		dropped = append(dropped, m.removeLocked(el, droppedExpired))
 	}
 	return dropped
 }
 
-func (m *Memory) removeLocked(el *list.Element) Entry {
+// removeLocked removes an entry, remembering why when why is set.
+func (m *Memory) removeLocked(el *list.Element, why dropReason) Entry {
 	me := m.lru.Remove(el).(*memEntry)
 	delete(m.byID, me.ID)
 	m.bytes -= me.Size
+	if why != 0 {
+		m.rememberLocked(me.ID, tombstone{owner: me.Owner, why: why})
+	}
 	return me.Entry
+}
+
+// rememberLocked keeps a dropped entry's tombstone, forgetting the oldest
+// past maxGone.
+func (m *Memory) rememberLocked(id string, t tombstone) {
+	if m.gone == nil {
+		m.gone = map[string]tombstone{}
+	}
+	if len(m.goneRing) < maxGone {
+		m.goneRing = append(m.goneRing, id)
+	} else {
+		delete(m.gone, m.goneRing[m.goneNext])
+		m.goneRing[m.goneNext] = id
+		m.goneNext = (m.goneNext + 1) % maxGone
+	}
+	m.gone[id] = t
+}
+
+// goneLocked is the error for id, which owner has no entry of: why it was
+// dropped when the store remembers dropping owner's entry, else the
+// error of a handle never stored (for another owner's entry too).
+func (m *Memory) goneLocked(owner, id string) error {
+	if t, ok := m.gone[id]; ok && t.owner == owner {
+		return &goneError{id: id, why: t.why, ttl: m.TTL()}
+	}
+	return fmt.Errorf("%s: %w", id, ErrExpired)
 }
 
 func (m *Memory) drop(entries []Entry) {

@@ -135,12 +135,12 @@ func TestAuthTwoUsers(t *testing.T) {
 			switch {
 			case same && (isErr || text != "from "+creator):
 				t.Errorf("%s reading %s's note: %q (error %v), want the note", name, creator, text, isErr)
-			case !same && (!isErr || text != "handle "+ref.Note+" expired; keep it again"):
-				t.Errorf("%s reading %s's note: %q (error %v), want it to read as expired", name, creator, text, isErr)
+			case !same && (!isErr || text != "handle "+ref.Note+" is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the note, keep it again"):
+				t.Errorf("%s reading %s's note: %q (error %v), want it to read as unknown", name, creator, text, isErr)
 			}
 			if !same {
 				if text, isErr := call("drop", args); !isErr || !strings.Contains(text, "expired") {
-					t.Errorf("%s releasing %s's note: %q (error %v), want it to read as expired", name, creator, text, isErr)
+					t.Errorf("%s releasing %s's note: %q (error %v), want it to read as unknown", name, creator, text, isErr)
 				}
 			}
 		}

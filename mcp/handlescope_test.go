@@ -104,8 +104,8 @@ func TestHandleScopes(t *testing.T) {
 			switch {
 			case want && (isErr || text != "from "+creator):
 				t.Errorf("%s reading %s's note: %q (error %v), want the note", name, creator, text, isErr)
-			case !want && (!isErr || text != "handle "+ref.Note+" expired; keep it again"):
-				t.Errorf("%s reading %s's note: %q (error %v), want it to read as expired", name, creator, text, isErr)
+			case !want && (!isErr || text != "handle "+ref.Note+" is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the note, keep it again"):
+				t.Errorf("%s reading %s's note: %q (error %v), want it to read as unknown", name, creator, text, isErr)
 			}
 		}
 	}

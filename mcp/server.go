@@ -201,6 +201,10 @@ func (s *Server) init() {
 		s.conns = map[*conn]struct{}{}
 		// Every change to the tools, however made, reaches the clients.
 		s.tools.OnChange(func() { s.listChanged(NotificationToolsListChanged) })
+		// Hosts add arguments of their own to every tool (Gemini CLI's
+		// wait_for_previous): those a schema does not name are dropped,
+		// as the ecosystem's servers do (see tool.Pipeline).
+		s.tools.IgnoreUnknownArguments(true)
 		s.stateKey = s.StateKey
 		if len(s.stateKey) == 0 {
 			s.stateKey = make([]byte, 32)

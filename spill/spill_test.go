@@ -301,9 +301,9 @@ func TestHandleArguments(t *testing.T) {
 		err  bool
 	}{
 		{"owner", alice, `{"text":"` + id + `"}`, text, false},
-		{"another caller", bob, `{"text":"` + id + `"}`, "handle " + id + " expired", true},
-		{"released", alice, `{"text":"` + released + `"}`, "handle " + released + " expired", true},
-		{"never made", alice, `{"text":"` + unknown + `"}`, "handle " + unknown + " expired", true},
+		{"another caller", bob, `{"text":"` + id + `"}`, "handle " + id + " is unknown to this server", true},
+		{"released", alice, `{"text":"` + released + `"}`, "handle " + released + " was released", true},
+		{"never made", alice, `{"text":"` + unknown + `"}`, "handle " + unknown + " is unknown to this server", true},
 		{"looks like one, too short", alice, `{"text":"res_abc"}`, "res_abc", false},
 		{"inside a text", alice, `{"text":"see ` + id + `"}`, "see " + id, false},
 		{"a space after", alice, `{"text":"` + id + ` "}`, id + " ", false},
@@ -314,7 +314,7 @@ func TestHandleArguments(t *testing.T) {
 		{"untyped parameter", alice, `{"any":"` + id + `"}`, "", false},
 		{"nested field", alice, `{"edits":[{"line":1},{"newText":"` + id + `","line":2}]}`, "", false},
 		{"nested integer", alice, `{"edits":[{"line":"` + id + `"}]}`, `argument "edits/0/line" is the handle ` + id + `, but the parameter takes a integer`, true},
-		{"nested, another caller", bob, `{"edits":[{"newText":"` + id + `"}]}`, `argument "edits/0/newText": handle ` + id + " expired", true},
+		{"nested, another caller", bob, `{"edits":[{"newText":"` + id + `"}]}`, `argument "edits/0/newText": handle ` + id + " is unknown to this server", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

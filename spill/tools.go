@@ -42,7 +42,7 @@ func (r *Results) Tools() ([]tool.Tool, error) {
 		return nil, fmt.Errorf("spill: save_result: %w", err)
 	}
 	s := r.store()
-	readOnly, no := true, false
+	yes, no := true, false
 	read, err := handle.Tool(s, "read_result",
 		"Reads part of a large tool result kept behind a handle (res_…): lines start_line to end_line (from 1), "+
 			"or length bytes from offset (from 0). Returns at most "+fmt.Sprint(r.maxOutput())+" bytes; read on from where it stops.",
@@ -65,17 +65,19 @@ func (r *Results) Tools() ([]tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	read.WithInfo(func(i *tool.Info) {
+	// Reading changes nothing; saving replaces the file there was
+	// (destructive), the same file for the same call (idempotent).
+	read = read.WithInfo(func(i *tool.Info) {
 		i.Title = "Read a kept result"
-		i.Annotations = &tool.Annotations{ReadOnlyHint: &readOnly, OpenWorldHint: &no}
+		i.Annotations = &tool.Annotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}
 	})
-	query.WithInfo(func(i *tool.Info) {
+	query = query.WithInfo(func(i *tool.Info) {
 		i.Title = "Query a kept JSON result"
-		i.Annotations = &tool.Annotations{ReadOnlyHint: &readOnly, OpenWorldHint: &no}
+		i.Annotations = &tool.Annotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}
 	})
-	save.WithInfo(func(i *tool.Info) {
+	save = save.WithInfo(func(i *tool.Info) {
 		i.Title = "Save a kept result to a file"
-		i.Annotations = &tool.Annotations{ReadOnlyHint: &no, OpenWorldHint: &no}
+		i.Annotations = &tool.Annotations{ReadOnlyHint: &no, DestructiveHint: &yes, IdempotentHint: &yes, OpenWorldHint: &no}
 	})
 	return []tool.Tool{own{read}, own{query}, own{save}}, nil
 }

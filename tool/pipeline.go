@@ -23,6 +23,18 @@ import (
 // Injected parameters are those the host fills, never the model: they are
 // absent from the schema the model sees, anything the model sends for them
 // is dropped, and the host's value is used.
+//
+// Arguments the schema does not name: where a model writes the arguments
+// (an agent), an argument the schema refuses (as an inferred schema's
+// "additionalProperties": false does) is an *ArgumentsError, with the
+// known names and a did-you-mean for a misspelling, so that the model
+// repairs its call. Where a host sends them (the MCP server, see
+// Registry.IgnoreUnknownArguments), top-level arguments the schema does
+// not name are dropped before validation and the tool never sees them, as
+// the ecosystem's servers do: hosts add arguments of their own to every
+// tool (Gemini CLI's wait_for_previous), and a call must not fail for
+// them. Arguments the schema accepts without naming them (no
+// "additionalProperties": false) reach the tool either way.
 type Pipeline struct {
 	tool      string
 	validator *schema.Validator
@@ -44,6 +56,16 @@ func NewPipeline(info Info) (*Pipeline, error) {
 		return nil, fmt.Errorf("tool %s: input schema: %w", info.Name, err)
 	}
 	return &Pipeline{tool: info.Name, validator: v, injected: info.Injected, values: info.InjectedValues}, nil
+}
+
+// names returns the names of the tool's top-level arguments.
+func (p *Pipeline) names() []string {
+	props, _ := schema.Properties(p.validator.Schema()) // compiled, so an object
+	out := make([]string, len(props))
+	for i, prop := range props {
+		out[i] = prop.Name
+	}
+	return out
 }
 
 // Injected lists the parameters the host fills.
@@ -95,6 +117,13 @@ type ArgumentsError struct {
 	Missing []string
 	// Problems lists the other failures.
 	Problems []schema.Problem
+
+	// known lists the top-level argument names, for a did-you-mean.
+	known []string
+	// ignored lists the arguments dropped for not being named (see
+	// Registry.IgnoreUnknownArguments): one close to a known name is
+	// told, as a likely cause of the failure.
+	ignored []string
 }
 
 func (e *ArgumentsError) Error() string {
@@ -114,10 +143,29 @@ func (e *ArgumentsError) Error() string {
 		sep = "; "
 	}
 	for _, pr := range e.Problems {
-		b.WriteString(sep + pr.String())
+		b.WriteString(sep + problemText(pr, e.known))
 		sep = "; "
 	}
+	for _, name := range e.ignored {
+		if s := Suggest(name, e.known); len(s) > 0 {
+			fmt.Fprintf(&b, "%sargument %q was ignored, as the tool has none of that name: did you mean %q?", sep, name, s[0])
+		}
+	}
 	return b.String()
+}
+
+// problemText says what is wrong in one problem, with a did-you-mean for
+// a top-level argument the schema does not name that is close to one of
+// known, those it names.
+func problemText(pr schema.Problem, known []string) string {
+	if pr.Keyword != "additionalProperties" || strings.Contains(pr.Path, "/") {
+		return pr.String()
+	}
+	s := Suggest(unescapePointer.Replace(pr.Path), known)
+	if len(s) == 0 {
+		return pr.String()
+	}
+	return fmt.Sprintf("unknown argument %q: did you mean %q? (%s)", pr.Path, s[0], pr.Expected)
 }
 
 func plural(n int) string {
@@ -199,22 +247,39 @@ func kindOfValue(v any) string {
 }
 
 // Prepare runs the pipeline over the model's arguments and returns the
-// completed arguments, or an *ArgumentsError the model can act on.
+// completed arguments, or an *ArgumentsError the model can act on. An
+// argument the schema refuses is an error (see Pipeline).
 func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
+	m, _, err := p.prepare(ctx, raw, false)
+	return m, err
+}
+
+// prepare is Prepare; with dropUnknown, top-level arguments the schema
+// refuses for not naming them are dropped instead, and dropped reports
+// whether there were any.
+func (p *Pipeline) prepare(ctx context.Context, raw json.RawMessage, dropUnknown bool) (_ map[string]any, dropped bool, _ error) {
 	m, err := p.parse(raw)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, name := range p.injected {
 		delete(m, name) // never trust the model with these
 	}
 	p.validator.ApplyDefaults(m)
-	if err := p.validator.Validate(m); err != nil {
+	err = p.validator.Validate(m)
+	var ignored []string
+	if err != nil && dropUnknown {
+		if ignored = dropUnnamed(m, err); len(ignored) > 0 {
+			dropped = true
+			err = p.validator.Validate(m)
+		}
+	}
+	if err != nil {
 		var ve *schema.ValidationError
 		if errors.As(err, &ve) {
-			return nil, &ArgumentsError{Tool: p.tool, Missing: ve.Missing, Problems: ve.Problems}
+			return nil, false, &ArgumentsError{Tool: p.tool, Missing: ve.Missing, Problems: ve.Problems, known: p.names(), ignored: ignored}
 		}
-		return nil, fmt.Errorf("tool %s: validating arguments: %w", p.tool, err)
+		return nil, false, fmt.Errorf("tool %s: validating arguments: %w", p.tool, err)
 	}
 	if len(p.injected) > 0 {
 		ctxValues, _ := ctx.Value(injectedKey{}).(map[string]any)
@@ -230,11 +295,34 @@ func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string
 		}
 		if len(unset) > 0 {
 			sort.Strings(unset)
-			return nil, &InjectionError{Tool: p.tool, Unset: unset}
+			return nil, false, &InjectionError{Tool: p.tool, Unset: unset}
 		}
 	}
-	return m, nil
+	return m, dropped, nil
 }
+
+// dropUnnamed deletes from the arguments m the top-level members that err,
+// their validation error, refuses for not being named by the schema, and
+// returns their names.
+func dropUnnamed(m map[string]any, err error) []string {
+	var ve *schema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	var dropped []string
+	for _, pr := range ve.Problems {
+		if pr.Keyword != "additionalProperties" || strings.Contains(pr.Path, "/") {
+			continue // another problem, or one inside an argument
+		}
+		name := unescapePointer.Replace(pr.Path)
+		delete(m, name)
+		dropped = append(dropped, name)
+	}
+	return dropped
+}
+
+// unescapePointer turns a JSON Pointer token back into a member name.
+var unescapePointer = strings.NewReplacer("~1", "/", "~0", "~")
 
 // Parameter is one parameter of a call, as a workflow records it.
 type Parameter struct {

@@ -33,6 +33,8 @@ type Registry struct {
 	argFns   []ArgsFunc // see UseArgs
 	// asks: see AskMissing.
 	asks bool
+	// lenient: see IgnoreUnknownArguments.
+	lenient bool
 	// tel: see SetTelemetry.
 	tel atomic.Pointer[tracing]
 }
@@ -202,6 +204,17 @@ func (r *Registry) changed() {
 	}
 }
 
+// IgnoreUnknownArguments sets whether calls drop the top-level arguments
+// a tool's schema refuses for not naming them, instead of failing (see
+// Pipeline): on for a registry that serves hosts (the MCP server turns it
+// on), off, the default, for one whose calls a model writes (an agent),
+// where the model is told the known names and what it may have meant.
+func (r *Registry) IgnoreUnknownArguments(on bool) {
+	r.mu.Lock()
+	r.lenient = on
+	r.mu.Unlock()
+}
+
 // Use adds middleware: every call from now on runs through it, the first
 // added outermost. Panic recovery is always the innermost layer.
 func (r *Registry) Use(mw ...Middleware) {
@@ -294,6 +307,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 	chain := r.chain
 	argFns := r.argFns
 	mayAsk = mayAsk && r.asks
+	lenient := r.lenient
 	var unknown *UnknownToolError
 	if !ok {
 		unknown = &UnknownToolError{Name: name, Suggestions: Suggest(name, r.order), Gone: r.gone[name]}
@@ -320,7 +334,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 			c.args = noMembers
 		}
 	} else {
-		m, err := e.pipe.Prepare(ctx, args)
+		m, dropped, err := e.pipe.prepare(ctx, args, lenient)
 		if err != nil {
 			if mayAsk {
 				return r.askMissing(ctx, e, args, err)
@@ -329,7 +343,7 @@ func (r *Registry) call(ctx context.Context, name string, args json.RawMessage, 
 		}
 		c.m = m
 		switch {
-		case e.pipe.changesNothing() && len(m) > 0:
+		case e.pipe.changesNothing() && len(m) > 0 && !dropped:
 			c.args = args // checked and complete as written
 		case len(e.pipe.injected) > 0:
 			// Injected values may be of any Go type: encode them now, so

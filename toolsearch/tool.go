@@ -27,9 +27,9 @@ func ToolInfo(ix *Index, k int) tool.Info {
 	desc += ". Search before saying a task cannot be done. Describe the action in a few words, e.g. \"read a file\" or \"convert time zones\"; the tools found can be called from your next turn on."
 	schema := fmt.Sprintf(`{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, or a tool's name."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"How many tools to return (default %d)."}},"required":["query"]}`,
 		MaxResults, k)
-	yes := true
+	yes, no := true, false
 	return tool.Info{Name: ToolName, Description: desc, InputSchema: json.RawMessage(schema),
-		Annotations: &tool.Annotations{ReadOnlyHint: &yes, IdempotentHint: &yes}}
+		Annotations: &tool.Annotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}}
 }
 
 // NewTool makes the search tool (described by ToolInfo): each call

@@ -66,31 +66,14 @@ type buildInfo struct {
 	Go       string `json:"go"`
 }
 
-// versionInfo reads the module version and the VCS commit from the build
-// information Go stamps into binaries.
+// versionInfo reads the version and the VCS commit from the build
+// information Go stamps into binaries (see readBuildInfo).
 func versionInfo() buildInfo {
-	v := buildInfo{Version: version, Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		if v.Version == "" {
-			v.Version = "unknown"
-		}
-		return v
+		bi = nil
 	}
-	if v.Version == "" {
-		v.Version = bi.Main.Version // "(devel)" for a build from a work tree
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		case "vcs.time":
-			v.Time = s.Value
-		}
-	}
-	return v
+	return readBuildInfo(version, bi, runtime.Version())
 }
 
 func (v buildInfo) String() string {

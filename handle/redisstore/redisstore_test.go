@@ -72,7 +72,7 @@ func TestReplicas(t *testing.T) {
 	if err := handle.Release[*table](a, s2, h.ID); err != nil {
 		t.Fatalf("release by its owner: %v", err)
 	}
-	if _, err := handle.Resolve[*table](a, s1, h.ID); !errors.Is(err, handle.ErrExpired) || err.Error() != "handle "+h.ID+" expired; load the file again" {
+	if _, err := handle.Resolve[*table](a, s1, h.ID); !errors.Is(err, handle.ErrExpired) || err.Error() != "handle "+h.ID+" is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the table, load the file again" {
 		t.Fatalf("a released handle: %v", err)
 	}
 }

@@ -65,7 +65,7 @@ func ptr[T any](v T) *T { return &v }
 func typed[In any](name, title, description string, idempotent bool, fn func(context.Context, In) (*tool.Result, error)) tool.Tool {
 	return tool.Must(tool.New(name, description, fn)).WithInfo(func(i *tool.Info) {
 		i.Title = title
-		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false), IdempotentHint: ptr(idempotent)}
+		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(idempotent), OpenWorldHint: ptr(false)}
 	})
 }
 

@@ -237,7 +237,7 @@ func TestMemoryBound(t *testing.T) {
 		last, _ = e.load("small.csv")
 	}
 	if _, err := e.call("describe", map[string]any{"table": first}); err == nil ||
-		err.Error() != "handle "+first+" expired; load the file again (load_csv)" {
+		err.Error() != "handle "+first+" was dropped to make room for newer ones (the server's memory bound); load the file again (load_csv)" {
 		t.Fatalf("evicted table: %v", err)
 	}
 	e.must("describe", map[string]any{"table": last})

@@ -246,7 +246,7 @@ func TestReplicas(t *testing.T) {
 	// Another caller, on either replica, reaches none of Alice's tables.
 	b2 := connect(t, s2.url, "bob")
 	text, isErr := callTool(t, b2, "describe", map[string]any{"table": h})
-	if !isErr || text != "handle "+h+" expired; load the file again (load_csv)" {
+	if !isErr || text != "handle "+h+" is unknown to this server: it may belong to another session or user, the server may have restarted since it was made, or it expired; if you still need the table, load the file again (load_csv)" {
 		t.Fatalf("Bob describing Alice's table: %q", text)
 	}
 	if text, isErr := callTool(t, b2, "release", map[string]any{"table": clean}); !isErr || !strings.Contains(text, "expired") {

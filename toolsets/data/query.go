@@ -29,7 +29,7 @@ func (t *Toolset) query() tool.Tool {
 		"Runs one read-only SELECT statement (DuckDB SQL) over the tables given, by the names the SQL uses for them, "+
 			"and returns the result as a new table: its handle, summary and first rows. "+
 			"The query reads only those tables: no files, no other tables, no changes.",
-		false, func(ctx context.Context, in queryIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in queryIn) (TableInfo, error) {
 			names := make([]string, 0, len(in.Tables))
 			tables := make(map[string]*Table, len(in.Tables))
 			for name, h := range in.Tables {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,10 +37,41 @@ type tableIn struct {
 
 func ptr[T any](v T) *T { return &v }
 
+// effect is what a tool does beyond reading tables, which its annotations
+// tell hosts: they run a tool without asking when it is read-only, or not
+// destructive and closed-world (Codex CLI's rule, and agent.Approval's).
+// No tool of the toolset reaches beyond the server's tables and the
+// allowed directories: every one is closed-world.
+type effect int
+
+const (
+	// reads: reads tables and changes nothing.
+	reads effect = iota
+	// makesTable: makes a new table of the caller's, changing no table
+	// or file there was (not destructive); a call made again makes
+	// another table (not idempotent).
+	makesTable
+	// writesFile: writes a file, replacing one that is there.
+	writesFile
+	// dropsTable: releases a table: its handle stops working.
+	dropsTable
+)
+
+// annotations are the hints that say e.
+func (e effect) annotations() *tool.Annotations {
+	return &tool.Annotations{
+		ReadOnlyHint:    ptr(e == reads),
+		DestructiveHint: ptr(e == writesFile || e == dropsTable),
+		IdempotentHint:  ptr(e != makesTable),
+		OpenWorldHint:   ptr(false),
+	}
+}
+
 // makeTool makes a tool whose table handles resolve in the toolset's
-// store, with annotations. Each call runs under the toolset's time limit,
-// and an error that is one of its bounds says which, and how to raise it.
-func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly bool, fn func(context.Context, In) (Out, error)) *tool.Typed[In, Out] {
+// store, annotated with what it does. Each call runs under the toolset's
+// time limit, and an error that is one of its bounds says which, and how
+// to raise it.
+func makeTool[In, Out any](t *Toolset, name, title, description string, does effect, fn func(context.Context, In) (Out, error)) *tool.Typed[In, Out] {
 	bounded := func(ctx context.Context, in In) (Out, error) {
 		ctx, cancel := t.bounds.withTimeLimit(ctx)
 		defer cancel()
@@ -51,7 +83,7 @@ func makeTool[In, Out any](t *Toolset, name, title, description string, readOnly
 	}
 	return tool.Must(handle.Tool(t.store, name, description, bounded)).WithInfo(func(i *tool.Info) {
 		i.Title = title
-		i.Annotations = &tool.Annotations{ReadOnlyHint: ptr(readOnly), OpenWorldHint: ptr(false)}
+		i.Annotations = does.annotations()
 	})
 }
 
@@ -65,7 +97,7 @@ func (t *Toolset) loadCSV() tool.Tool {
 		"Loads a CSV file as a table and returns its handle and a summary (rows, columns, missing cells), not the rows. "+
 			"Delimiter, header, column types, quoting and a BOM are detected. "+
 			"The table is the file as it is now: if the file changes, load it again.",
-		false, func(ctx context.Context, in loadCSVIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in loadCSVIn) (TableInfo, error) {
 			real, fi, err := t.dirs.Readable(in.Path)
 			if err != nil {
 				return TableInfo{}, err
@@ -161,7 +193,7 @@ type headIn struct {
 func (t *Toolset) head() tool.Tool {
 	return makeTool(t, "head", "First rows",
 		"Shows the first n rows of a table as CSV text.",
-		true, func(ctx context.Context, in headIn) (string, error) {
+		reads, func(ctx context.Context, in headIn) (string, error) {
 			return t.csvText(ctx, in.Table.Value(), in.N)
 		})
 }
@@ -251,7 +283,7 @@ func (t *Toolset) describe() tool.Tool {
 	return makeTool(t, "describe", "Describe a table",
 		"Describes each column of a table: type, count, missing values, min/max, mean and standard deviation for numbers, "+
 			"distinct values and the most frequent value for text.",
-		true, func(ctx context.Context, in tableIn) (Description, error) {
+		reads, func(ctx context.Context, in tableIn) (Description, error) {
 			return t.describeTable(ctx, in.Table.Value())
 		})
 }
@@ -338,7 +370,7 @@ type dropMissingIn struct {
 func (t *Toolset) dropMissing() tool.Tool {
 	return makeTool(t, "drop_missing", "Drop rows with missing values",
 		"Makes a new table without the rows that miss a value (in any column, or in the columns given), and returns its handle and summary.",
-		false, func(ctx context.Context, in dropMissingIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in dropMissingIn) (TableInfo, error) {
 			tb := in.Table.Value()
 			from, err := t.from(tb, in.Columns...)
 			if err != nil {
@@ -371,15 +403,29 @@ type filterIn struct {
 	Table  handle.Of[*Table] `json:"table"`
 	Column string            `json:"column"`
 	Op     string            `json:"op" jsonschema:"enum=eq|ne|lt|le|gt|ge|contains|is_missing|not_missing" description:"Comparison: eq, ne, lt, le, gt, ge, contains (text), is_missing, not_missing"`
-	Value  any               `json:"value,omitempty" description:"The value to compare with (not needed for is_missing and not_missing)"`
+	Value  compareValue      `json:"value,omitzero"`
 }
+
+// compareValue is filter's value: a string, number or boolean, read as
+// the column's type; null or left out for is_missing and not_missing.
+type compareValue struct{ v any }
+
+// JSONSchema gives the value its types (a host's strict check wants a
+// type on every property).
+func (compareValue) JSONSchema() json.RawMessage {
+	return json.RawMessage(`{"type":["string","number","boolean","null"],"description":"The value to compare with, read as the column's type (not needed for is_missing and not_missing)"}`)
+}
+
+// UnmarshalJSON reads any JSON value; the schema lets only those it names
+// through.
+func (c *compareValue) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &c.v) }
 
 var comparisons = map[string]string{"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 func (t *Toolset) filter() tool.Tool {
 	return makeTool(t, "filter", "Filter rows",
 		"Makes a new table with the rows whose column compares to the value as asked, and returns its handle and summary.",
-		false, func(ctx context.Context, in filterIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in filterIn) (TableInfo, error) {
 			tb := in.Table.Value()
 			from, err := t.from(tb, in.Column)
 			if err != nil {
@@ -394,11 +440,11 @@ func (t *Toolset) filter() tool.Tool {
 			case "not_missing":
 				where = col + " IS NOT NULL"
 			default:
-				if in.Value == nil {
+				if in.Value.v == nil {
 					return TableInfo{}, fmt.Errorf("op %s needs a value", in.Op)
 				}
-				v := fmt.Sprint(in.Value)
-				if f, ok := in.Value.(float64); ok {
+				v := fmt.Sprint(in.Value.v)
+				if f, ok := in.Value.v.(float64); ok {
 					v = strconv.FormatFloat(f, 'f', -1, 64)
 				}
 				if in.Op == "contains" {
@@ -436,7 +482,7 @@ type selectIn struct {
 func (t *Toolset) selectColumns() tool.Tool {
 	return makeTool(t, "select", "Select columns",
 		"Makes a new table with only the columns given, in that order, and returns its handle and summary.",
-		false, func(ctx context.Context, in selectIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in selectIn) (TableInfo, error) {
 			tb := in.Table.Value()
 			from, err := t.from(tb, in.Columns...)
 			if err != nil {
@@ -467,7 +513,7 @@ type sortIn struct {
 func (t *Toolset) sort() tool.Tool {
 	return makeTool(t, "sort", "Sort rows",
 		"Makes a new table with the rows sorted by the columns given (missing values last), and returns its handle and summary.",
-		false, func(ctx context.Context, in sortIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in sortIn) (TableInfo, error) {
 			tb := in.Table.Value()
 			from, err := t.from(tb, in.By...)
 			if err != nil {
@@ -506,7 +552,7 @@ var aggregates = map[string]string{"count": "count(%s)", "sum": "sum(%s)", "mean
 func (t *Toolset) groupBy() tool.Tool {
 	return makeTool(t, "group_by", "Group and aggregate",
 		"Makes a new table with one row per group of the columns given and the aggregates asked for, and returns its handle and summary.",
-		false, func(ctx context.Context, in groupByIn) (TableInfo, error) {
+		makesTable, func(ctx context.Context, in groupByIn) (TableInfo, error) {
 			tb := in.Table.Value()
 			from, err := t.from(tb, in.By...)
 			if err != nil {
@@ -545,7 +591,7 @@ type Saved struct {
 func (t *Toolset) saveCSV() tool.Tool {
 	return makeTool(t, "save_csv", "Save as CSV",
 		"Writes a table to a CSV file (with a header).",
-		false, func(ctx context.Context, in saveIn) (Saved, error) {
+		writesFile, func(ctx context.Context, in saveIn) (Saved, error) {
 			return t.save(ctx, in, "FORMAT csv, HEADER true")
 		})
 }
@@ -553,7 +599,7 @@ func (t *Toolset) saveCSV() tool.Tool {
 func (t *Toolset) saveParquet() tool.Tool {
 	return makeTool(t, "save_parquet", "Save as Parquet",
 		"Writes a table to a Parquet file.",
-		false, func(ctx context.Context, in saveIn) (Saved, error) {
+		writesFile, func(ctx context.Context, in saveIn) (Saved, error) {
 			return t.save(ctx, in, "FORMAT parquet")
 		})
 }
@@ -589,7 +635,7 @@ func (t *Toolset) save(ctx context.Context, in saveIn, format string) (Saved, er
 func (t *Toolset) release() tool.Tool {
 	return makeTool(t, "release", "Release a table",
 		"Frees a table the conversation no longer needs; its handle stops working.",
-		false, func(ctx context.Context, in tableIn) (string, error) {
+		dropsTable, func(ctx context.Context, in tableIn) (string, error) {
 			if err := handle.Release[*Table](ctx, t.store, in.Table.ID); err != nil {
 				return "", err
 			}

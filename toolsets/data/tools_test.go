@@ -129,7 +129,7 @@ func TestTools(t *testing.T) {
 	if e.tables() != before-1 {
 		t.Fatal("release kept the DuckDB table")
 	}
-	if _, err := e.call("head", map[string]any{"table": clean}); err == nil || err.Error() != "handle "+clean+" expired; load the file again (load_csv)" {
+	if _, err := e.call("head", map[string]any{"table": clean}); err == nil || err.Error() != "handle "+clean+" was released; load the file again (load_csv)" {
 		t.Fatalf("a released table: %v", err)
 	}
 	if _, err := e.call("head", map[string]any{"table": "fil_" + clean[4:]}); err == nil || !strings.Contains(err.Error(), "is a fil_ handle, not a table handle") {

@@ -52,7 +52,7 @@ Start with:
 		withTelemetry(g, newRunCmd(g)), withTelemetry(g, newChatCmd(g)), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
 		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g), newTasksCmd(g),
-		newVersionCmd(), newConfigTopic(),
+		newVersionCmd(), newConfigTopic(), newMCPCmd(g),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -313,7 +314,8 @@ they may be secrets).`,
 		Args:              withUsage(cobra.ExactArgs(1)),
 		ValidArgsFunction: o.completeServers,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, cfg, err := o.readConfig(cmd.ErrOrStderr())
+			// No variable need be set to show the file.
+			f, cfg, err := o.readConfig(cmd.ErrOrStderr(), anyVar)
 			if err != nil {
 				return err
 			}
@@ -360,13 +362,23 @@ func (o *hostOptions) configArg() string {
 	return " --config " + shellQuote(o.config)
 }
 
-// readConfig finds and reads the configuration file, with its warnings.
-func (o *hostOptions) readConfig(stderr io.Writer) (configFile, *host.Config, error) {
+// readConfig finds and reads the configuration file, with its warnings;
+// with lookup nil, ${VAR} takes its value from the environment, else
+// from lookup.
+func (o *hostOptions) readConfig(stderr io.Writer, lookup func(string) (string, bool)) (configFile, *host.Config, error) {
 	f, err := o.findConfig(false)
 	if err != nil {
 		return f, nil, err
 	}
-	cfg, err := host.LoadConfig(f.Path)
+	var cfg *host.Config
+	if lookup == nil {
+		cfg, err = host.LoadConfig(f.Path)
+	} else {
+		var data []byte
+		if data, err = os.ReadFile(f.Path); err == nil {
+			cfg, err = host.ParseConfig(f.Path, data, lookup)
+		}
+	}
 	if err != nil {
 		return f, nil, err
 	}
@@ -408,7 +420,7 @@ servers' stderr.`,
 }
 
 func (o *hostOptions) mcpList(cmd *cobra.Command, asJSON bool) error {
-	f, cfg, err := o.readConfig(cmd.ErrOrStderr())
+	f, cfg, err := o.readConfig(cmd.ErrOrStderr(), nil)
 	if err != nil {
 		return err
 	}

@@ -220,13 +220,13 @@ func formatted(value []byte, prefix, step string) hujson.ValueTrimmed {
 // indentStep is the indentation of the file's top-level members ("" for a
 // file on one line; two spaces for an empty object).
 func indentStep(root *hujson.Object) string {
-	for _, m := range root.Members {
-		if bytes.Contains(m.Name.BeforeExtra, []byte("\n")) {
-			return lineIndent(m.Name.BeforeExtra)
-		}
-		return ""
+	if len(root.Members) == 0 {
+		return "  "
 	}
-	return "  "
+	if first := root.Members[0].Name.BeforeExtra; bytes.Contains(first, []byte("\n")) {
+		return lineIndent(first)
+	}
+	return ""
 }
 
 // lineIndent is the whitespace that starts the last line of extra.

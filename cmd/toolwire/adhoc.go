@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path"
@@ -102,8 +103,8 @@ func (a *adhocServer) check(o *hostOptions) error {
 func (a *adhocServer) set() bool { return len(a.command) > 0 || a.url != "" }
 
 // config is a configuration of the ad-hoc server alone, parsed as a
-// configuration file is (${VAR}, checks).
-func (a *adhocServer) config() (*host.Config, error) {
+// configuration file is (${VAR}, checks); with -v, it says the name.
+func (a *adhocServer) config(stderr io.Writer, g *globalOptions) (*host.Config, error) {
 	entry, err := configEntry(a.command, a.url, a.env, a.headers)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,11 @@ func (a *adhocServer) config() (*host.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.ParseConfig("(command line)", b, os.LookupEnv)
+	cfg, err := host.ParseConfig("(command line)", b, os.LookupEnv)
+	if err == nil && g.verbose {
+		fmt.Fprintf(stderr, "toolwire: ad-hoc server %s: its tools are named %sTOOL (--name to change)\n", name, cfg.Servers[name].ToolPrefix())
+	}
+	return cfg, err
 }
 
 // configEntry is a configuration entry for a command or a URL, with

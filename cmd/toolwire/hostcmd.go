@@ -99,7 +99,7 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 // findConfig finds (configOrder).
 func (o *hostOptions) loadConfig(stderr io.Writer) (*host.Config, error) {
 	if o.adhoc.set() {
-		return o.adhoc.config()
+		return o.adhoc.config(stderr, o.g)
 	}
 	f, err := o.findConfig(false)
 	if err != nil {

@@ -98,6 +98,11 @@ environment when the server starts, and stays out of the file.`,
 			if transport != "" {
 				entry["type"] = transport
 			}
+			if !o.g.quiet {
+				for _, n := range literalSecrets(a.env, a.headers) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: warning: %s is written into the file as it is: write ${VAR} to keep the secret in the environment\n", n)
+				}
+			}
 			b, err := marshalEntry(entry)
 			if err != nil {
 				return err
@@ -113,6 +118,33 @@ environment when the server starts, and stays out of the file.`,
 	f.StringVarP(&transport, "transport", "t", "", "with --url: http (Streamable HTTP, the default) or sse (HTTP+SSE)")
 	f.BoolVar(&force, "force", false, "replace a server of the same name")
 	return cmd
+}
+
+// literalSecrets names the variables (KEY=VALUE) and headers ("Name:
+// value") that look like secrets and are written as values, not as ${VAR}.
+func literalSecrets(env, headers []string) []string {
+	var out []string
+	check := func(what, name, value string) {
+		n := strings.ToLower(name)
+		if strings.Contains(value, "${") || strings.TrimSpace(value) == "" {
+			return
+		}
+		for _, w := range []string{"authorization", "token", "secret", "key", "password"} {
+			if strings.Contains(n, w) {
+				out = append(out, fmt.Sprintf("%s %s", what, name))
+				return
+			}
+		}
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		check("the variable", k, v)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		check("the header", strings.TrimSpace(k), v)
+	}
+	return out
 }
 
 // marshalEntry writes an entry with its keys in the order people write

@@ -65,9 +65,12 @@ func TestMCPCommands(t *testing.T) {
 	}
 	addr := serveHTTPForTest(t)
 	r := runIn(t, dir, nil, "mcp", "add", "--config", cfg, "local", "-e", "SECRET_TOKEN=hunter2", "--", build(t), "serve")
-	mustContain(t, "add stdio", r, 0, "Added stdio server local to "+cfg, "local__TOOL")
+	mustContain(t, "add stdio", r, 0, "Added stdio server local to "+cfg, "local__TOOL", "warning: the variable SECRET_TOKEN is written into the file as it is")
 	r = runIn(t, dir, nil, "mcp", "add", "--config", cfg, "web", "--url", "http://"+addr+"/mcp", "--header", "Authorization: Bearer ${WEB_TOKEN}")
 	mustContain(t, "add http", r, 0, "Added HTTP server web")
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("a header written as ${VAR} is warned about:\n%s", r.stderr)
+	}
 	r = runIn(t, dir, nil, "mcp", "add-json", "--config", cfg, "gone", `{"command": "/nonexistent/toolwire-test-server", /* JSONC */}`)
 	mustContain(t, "add-json", r, 0, "Added stdio server gone")
 	r = runIn(t, dir, nil, "mcp", "add", "--config", cfg, "local", "--", "other")
@@ -252,8 +255,8 @@ func TestProjectConfigDiscovery(t *testing.T) {
 func TestAdhocServers(t *testing.T) {
 	dir := t.TempDir()
 	self := build(t)
-	r := runIn(t, dir, nil, "tools", "--", self, "serve")
-	mustContain(t, "tools -- toolwire serve", r, 0, "toolwire__calculate")
+	r := runIn(t, dir, nil, "-v", "tools", "--", self, "serve")
+	mustContain(t, "tools -- toolwire serve", r, 0, "toolwire__calculate", "ad-hoc server toolwire: its tools are named toolwire__TOOL")
 	r = runIn(t, dir, nil, "call", "toolwire__calculate", `{"expression": "6*7"}`, "--", self, "serve")
 	mustContain(t, "call -- toolwire serve", r, 0, "42")
 	r = runIn(t, dir, nil, "call", "--name", "calc", "calc__calculate", `{"expression": "1+1"}`, "--", self, "serve")

@@ -182,18 +182,18 @@ func TestMCPUsageErrors(t *testing.T) {
 // A server that answers 401 and names an authorization server is listed
 // as needing a login.
 func TestMCPListNeedsLogin(t *testing.T) {
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := "http://" + r.Host
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/mcp":
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, srv.URL))
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, base))
 			w.WriteHeader(http.StatusUnauthorized)
 		case "/.well-known/oauth-protected-resource/mcp":
-			fmt.Fprintf(w, `{"resource": "%s/mcp", "authorization_servers": ["%s"]}`, srv.URL, srv.URL)
+			fmt.Fprintf(w, `{"resource": "%s/mcp", "authorization_servers": ["%s"]}`, base, base)
 		case "/.well-known/oauth-authorization-server":
 			fmt.Fprintf(w, `{"issuer": "%[1]s", "authorization_endpoint": "%[1]s/authorize", "token_endpoint": "%[1]s/token",
-				"registration_endpoint": "%[1]s/register", "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]}`, srv.URL)
+				"registration_endpoint": "%[1]s/register", "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]}`, base)
 		default:
 			http.NotFound(w, r)
 		}

@@ -36,6 +36,7 @@ file such as VS Code's. The file is replaced whole (written to a temporary
 file, then renamed), so that no reader sees half of it.
 
 ` + configOrder + `
+
 add and remove never edit another app's file unless --config names it:
 without a toolwire or project file, they create ~/.config/toolwire/mcp.json.`,
 		Example: `  toolwire mcp add everything -- npx -y @modelcontextprotocol/server-everything
@@ -63,7 +64,8 @@ func newMCPAddCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add NAME (--url URL | -- COMMAND [ARG...])",
 		Short: "Add a server: a command to launch over stdio, or an HTTP server's URL",
-		Long: `Add a server to the configuration file: the command after "--" (with
+		Long: `Add a server to the configuration file toolwire reads (see toolwire mcp
+--help for which; --config names another): the command after "--" (with
 --env KEY=VALUE for its environment), or --url (with --header 'Name: value',
 and --transport sse for the older HTTP+SSE transport). Its tools are named
 NAME__TOOL. A NAME the file has already is refused unless --force, which

@@ -80,6 +80,9 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.loginCommand()
 	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}
+	if o.adhoc.set() {
+		s.cache = &nameCache{} // no file: completion is for configured servers
+	}
 	if !o.g.quiet {
 		s.note = stderr
 	}

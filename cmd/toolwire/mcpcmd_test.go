@@ -257,6 +257,22 @@ func TestAdhocServers(t *testing.T) {
 	self := build(t)
 	r := runIn(t, dir, nil, "-v", "tools", "--", self, "serve")
 	mustContain(t, "tools -- toolwire serve", r, 0, "toolwire__calculate", "ad-hoc server toolwire: its tools are named toolwire__TOOL")
+	// The names of an ad-hoc server's tools are not kept for completion,
+	// as a configured server's are.
+	cache := t.TempDir()
+	names := filepath.Join(cache, "toolwire", "names.json")
+	r = runIn(t, dir, []string{"XDG_CACHE_HOME=" + cache}, "tools", "--", self, "serve")
+	if _, err := os.Stat(names); r.code != 0 || err == nil {
+		t.Errorf("tools with an ad-hoc server: exit %d, names kept for completion (%v)", r.code, err)
+	}
+	cfg := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"c": {"command": %q, "args": ["serve"]}}}`, self)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, dir, []string{"XDG_CACHE_HOME=" + cache}, "tools", "--config", cfg)
+	if _, err := os.Stat(names); r.code != 0 || err != nil {
+		t.Errorf("tools with a configured server: exit %d, no names kept for completion (%v)", r.code, err)
+	}
 	r = runIn(t, dir, nil, "call", "toolwire__calculate", `{"expression": "6*7"}`, "--", self, "serve")
 	mustContain(t, "call -- toolwire serve", r, 0, "42")
 	r = runIn(t, dir, nil, "call", "--name", "calc", "calc__calculate", `{"expression": "1+1"}`, "--", self, "serve")

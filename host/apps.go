@@ -47,3 +47,48 @@ func appConfigPaths(home, confDir string) []AppConfig {
 	}
 	return paths
 }
+
+// ProjectConfigs returns the project's MCP configuration files that exist,
+// nearest first: Claude Code's .mcp.json, then VS Code's .vscode/mcp.json,
+// in dir and in each parent up to the root of the repository dir is in (the
+// nearest directory holding .git). Outside a repository only dir is
+// searched, so that a stray file in a parent directory is not picked up.
+func ProjectConfigs(dir string) []AppConfig {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	dirs := []string{dir}
+	if root := repoRoot(dir); root != "" {
+		for d := dir; d != root; {
+			d = filepath.Dir(d)
+			dirs = append(dirs, d)
+		}
+	}
+	var found []AppConfig
+	for _, d := range dirs {
+		for _, c := range []AppConfig{
+			{"Claude Code project", filepath.Join(d, ".mcp.json")},
+			{"VS Code workspace", filepath.Join(d, ".vscode", "mcp.json")},
+		} {
+			if fi, err := os.Stat(c.Path); err == nil && fi.Mode().IsRegular() {
+				found = append(found, c)
+			}
+		}
+	}
+	return found
+}
+
+// repoRoot is the nearest directory from dir up that holds .git (a
+// directory, or a file in a worktree), or "" if none does.
+func repoRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
+	"github.com/tailscale/hujson"
 
 	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/tool"
@@ -212,16 +213,22 @@ var otherAppKeys = []string{"description", "dev", "gallery", "version",
 // ParseConfig parses a configuration; path names it in errors, and lookup
 // resolves ${VAR} references (os.LookupEnv in LoadConfig).
 func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	// VS Code's mcp.json is JSONC: comments and trailing commas, which
+	// Standardize blanks out, keeping offsets.
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		return nil, fmt.Errorf("config %s is not valid JSON: %s", path, strings.TrimPrefix(err.Error(), "hujson: "))
+	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("config %s is not valid JSON: %s", path, describeJSON(data, err))
+	if err := json.Unmarshal(std, &top); err != nil {
+		return nil, fmt.Errorf("config %s: want a JSON object with \"mcpServers\" in it, not %s", path, jsonKind(std))
 	}
 	raw, ok := top["mcpServers"]
 	if !ok {
 		raw, ok = top["servers"] // VS Code's key
 	}
 	if !ok {
-		return nil, fmt.Errorf("config %s has no \"mcpServers\" object (top-level keys: %s)", path, strings.Join(sortedKeys(top), ", "))
+		return nil, fmt.Errorf("config %s has no \"mcpServers\" object, nor VS Code's \"servers\" (top-level keys: %s)", path, strings.Join(sortedKeys(top), ", "))
 	}
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil {
@@ -269,13 +276,21 @@ func ParseConfig(path string, data []byte, lookup func(string) (string, bool)) (
 	return cfg, nil
 }
 
-func describeJSON(data []byte, err error) string {
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
-		return fmt.Sprintf("%v (line %d)", err, line)
+// jsonKind names the kind of a valid JSON value: "a list", "a string", ...
+func jsonKind(data []byte) string {
+	switch b := bytes.TrimSpace(data); {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '[':
+		return "a list"
+	case b[0] == '"':
+		return "a string"
+	case b[0] == 'n':
+		return "null"
+	case b[0] == 't' || b[0] == 'f':
+		return "a boolean"
 	}
-	return err.Error()
+	return "a number"
 }
 
 func describeField(err error) string {

@@ -69,6 +69,7 @@ require (
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/spf13/pflag v1.0.9
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/toolwire/toolwire/handle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/toolwire/toolwire/toolsets/data v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0

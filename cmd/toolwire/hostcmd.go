@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -22,10 +21,12 @@ type hostOptions struct {
 	g       *globalOptions
 	config  string
 	timeout time.Duration
+	// adhoc is a server given on the command line (withAdhoc).
+	adhoc adhocServer
 }
 
 func (o *hostOptions) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.config, "config", "", "configuration file (default $TOOLWIRE_CONFIG, ~/.config/toolwire/mcp.json, else another app's: see toolwire help config)")
+	cmd.Flags().StringVar(&o.config, "config", "", "configuration file (default $TOOLWIRE_CONFIG, a project's .mcp.json or .vscode/mcp.json, ~/.config/toolwire/mcp.json, else another app's: see toolwire help config)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute,
 		fmt.Sprintf("give up on the whole command after this long (each server also has %v to start, or its \"timeout\")", host.DefaultConnectTimeout))
 	_ = cmd.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -79,6 +80,9 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.loginCommand()
 	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}
+	if o.adhoc.set() {
+		s.cache = &nameCache{} // no file: completion is for configured servers
+	}
 	if !o.g.quiet {
 		s.note = stderr
 	}
@@ -94,26 +98,18 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	return s, nil
 }
 
-// loadConfig reads --config, $TOOLWIRE_CONFIG or the default file, and
-// when the default is missing, another app's configuration.
+// loadConfig reads the ad-hoc server, or the configuration file
+// findConfig finds (configOrder).
 func (o *hostOptions) loadConfig(stderr io.Writer) (*host.Config, error) {
-	path := o.config
-	if path == "" {
-		path = host.DefaultConfigPath()
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && os.Getenv("TOOLWIRE_CONFIG") == "" {
-			found := host.AppConfigs()
-			if len(found) == 0 {
-				return nil, fmt.Errorf("no configuration: %s does not exist, nor do Claude Desktop's, Cursor's, VS Code's or Windsurf's files: create it with an \"mcpServers\" object (see toolwire help config), or pass --config", path)
-			}
-			path = found[0].Path
-			if !o.g.quiet {
-				fmt.Fprintf(stderr, "toolwire: using %s's configuration %s, as %s does not exist (--config to choose another)\n", found[0].App, path, host.DefaultConfigPath())
-				for _, f := range found[1:] {
-					fmt.Fprintf(stderr, "toolwire: also found %s's %s\n", f.App, f.Path)
-				}
-			}
-		}
+	if o.adhoc.set() {
+		return o.adhoc.config(stderr, o.g)
 	}
+	f, err := o.findConfig(false)
+	if err != nil {
+		return nil, err
+	}
+	f.report(stderr, o.g)
+	path := f.Path
 	cfg, err := host.LoadConfig(path)
 	if err != nil {
 		return nil, err

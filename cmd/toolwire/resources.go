@@ -65,7 +65,7 @@ The servers come from the configuration file: see toolwire help config.`,
 	}
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resources as JSON (server, uri, name, mimeType, ...)")
-	return cmd
+	return withAdhoc(&o, cmd, "  toolwire resources -- npx -y @modelcontextprotocol/server-everything")
 }
 
 func orDash(s string) string {
@@ -186,7 +186,7 @@ The servers come from the configuration file: see toolwire help config.`,
 	}
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the prompts as JSON (server, name, arguments, ...)")
-	return cmd
+	return withAdhoc(&o, cmd, "  toolwire prompts --url http://127.0.0.1:8080/mcp")
 }
 
 func newPromptCmd(g *globalOptions) *cobra.Command {

@@ -52,7 +52,7 @@ Start with:
 		withTelemetry(g, newRunCmd(g)), withTelemetry(g, newChatCmd(g)), newWorkflowCmd(g),
 		newResourcesCmd(g), newReadCmd(g), newPromptsCmd(g), newPromptCmd(g),
 		newServersCmd(g), newLoginCmd(g), newLogoutCmd(g), newTasksCmd(g),
-		newVersionCmd(), newConfigTopic(),
+		newVersionCmd(), newConfigTopic(), newMCPCmd(g),
 	)
 	return root
 }
@@ -163,7 +163,9 @@ HTTP server; type: stdio, http (also streamable-http, streamableHttp) or sse.
 A url without a type is tried as Streamable HTTP, then as the older
 HTTP+SSE transport. ${VAR} takes a value from the environment
 (${VAR:-default} when unset; VS Code's ${env:VAR} and ${userHome} work too).
-Keys toolwire does not know are ignored with a warning.
+Comments and trailing commas (JSONC, as VS Code takes) are allowed, and VS
+Code's "servers" key is read as "mcpServers". Keys toolwire does not know
+are ignored with a warning.
 
 toolwire's own optional keys: include / exclude (tool names; disabledTools
 is read as exclude), prefix (replaces the server name in "server__tool"; ""
@@ -211,10 +213,7 @@ ${VAR}; keyId and alg such as ES256 optional):
     "grantType": "client_credentials", "clientId": "ci-bot",
     "clientSecret": "${CI_CLIENT_SECRET}"}}
 
-The file is --config, else $TOOLWIRE_CONFIG, else ~/.config/toolwire/mcp.json
-(os.UserConfigDir). When that does not exist, toolwire uses the first it
-finds of Claude Desktop's, Cursor's, VS Code's and Windsurf's configuration
-files, and says which.`
+` + configOrder
 
 // newConfigTopic is "toolwire help config".
 func newConfigTopic() *cobra.Command {

@@ -60,7 +60,7 @@ The servers come from the configuration file: see toolwire help config.`,
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON (name, description, inputSchema, ...)")
 	cmd.AddCommand(newToolsShowCmd(g))
-	return cmd
+	return withAdhoc(&o, cmd, "  toolwire tools -- npx -y @modelcontextprotocol/server-everything\n  toolwire tools --url http://127.0.0.1:8080/mcp")
 }
 
 // namesByServer groups the names of remote tools by their server.
@@ -303,7 +303,7 @@ The servers come from the configuration file: see toolwire help config.`,
 		},
 	}
 	o.flags(cmd)
-	return cmd
+	return withAdhoc(&o, cmd, `  toolwire call server-everything__echo '{"message": "hi"}' -- npx -y @modelcontextprotocol/server-everything`)
 }
 
 // printResult prints a tool result: text as text, structured content as

@@ -147,22 +147,6 @@ func TestSeed004TypedTool(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("typed arguments:\n got %+v\nwant %+v", got, want)
 	}
-	p, _ := reg.Pipeline("optimize_structure")
-	params, err := p.Parameters(json.RawMessage(`{"input_structure":"a.cif","relax_cell":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantParams := []tool.Parameter{
-		{Name: "input_structure", Type: "string", Value: "a.cif"},
-		{Name: "model_path", Type: "string", Value: ""},
-		{Name: "head", Type: "string", Value: "Omat24"},
-		{Name: "force_tolerance", Type: "number", Value: 0.01},
-		{Name: "max_iterations", Type: "integer", Value: float64(100)},
-		{Name: "relax_cell", Type: "boolean", Value: true},
-	}
-	if !reflect.DeepEqual(params, wantParams) {
-		t.Errorf("Parameters:\n got %v\nwant %v", params, wantParams)
-	}
 	if _, err := reg.Call(context.Background(), "optimize_structure", json.RawMessage(`{"input_structure":"a.cif","model_path":"m.pt"}`)); !errors.Is(err, tool.ErrFatal) ||
 		!strings.Contains(err.Error(), "executor") {
 		t.Errorf("a call without injected values should fail fatally, naming them; got %v", err)

@@ -202,26 +202,3 @@ func (e *Endpoint) post(ctx context.Context, client *http.Client, body []byte, r
 
 // Getenv reads the environment; tests pass their own.
 type Getenv func(key string) string
-
-// Key returns the value of the first of names that is set in env, or an
-// error naming the variable to set.
-func Key(env Getenv, provider string, names ...string) (string, error) {
-	for _, n := range names {
-		if v := strings.TrimSpace(env(n)); v != "" {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("%s needs an API key: set %s (or pass --api-key)", provider, strings.Join(names, " or "))
-}
-
-// NewCallID makes an id for a tool call the provider gave none: 9
-// letters and digits, which every provider accepts (some require
-// exactly that).
-func NewCallID() string {
-	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, 9)
-	for i := range b {
-		b[i] = alnum[rand.N(len(alnum))]
-	}
-	return string(b)
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 )
 
 // maxStreamEvent bounds one event of a streamed answer: a chunk carries a
@@ -135,7 +136,7 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 	for _, c := range a.calls {
 		call := model.ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(c.input)}
 		if call.ID == "" {
-			call.ID = model.NewCallID()
+			call.ID = adapter.NewCallID()
 		}
 		switch {
 		case stop == "max_tokens":
@@ -144,7 +145,7 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 			// A tool without parameters streams no input at all.
 			call.Arguments = json.RawMessage(`{}`)
 		default:
-			call.Invalid = model.CheckArguments(call.Arguments)
+			call.Invalid = adapter.CheckArguments(call.Arguments)
 		}
 		res.Message.ToolCalls = append(res.Message.ToolCalls, call)
 	}

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
@@ -316,7 +317,7 @@ func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.
 	var (
 		text     strings.Builder
 		thinking strings.Builder
-		think    model.ThinkSplitter
+		think    adapter.ThinkSplitter
 		inline   strings.Builder
 		calls    []model.ToolCall
 		produced bool
@@ -398,7 +399,7 @@ func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.
 func toolCall(tc wireToolCall) model.ToolCall {
 	c := model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 	if c.ID == "" {
-		c.ID = model.NewCallID()
+		c.ID = adapter.NewCallID()
 	}
 	var v any
 	switch {

@@ -174,7 +174,7 @@ type wireEvent struct {
 
 // readStream reads a streamed answer, handing text and thinking to
 // onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+func readStream(ep *adapter.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 	var a answer
 	var u usage
 	produced := false
@@ -217,7 +217,7 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 		case "message_stop":
 			done = true
 		case "error":
-			return model.StreamError(ep.Provider, ep.URL, data)
+			return adapter.StreamError(ep.Provider, ep.URL, data)
 		}
 		// ping, content_block_stop and events yet unknown need nothing.
 		return nil

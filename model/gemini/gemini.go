@@ -81,14 +81,14 @@ type Model struct {
 	envelope wirecache.Envelopes[settings]
 }
 
-func (m *Model) endpoint(stream bool) *model.Endpoint {
+func (m *Model) endpoint(stream bool) *adapter.Endpoint {
 	path := "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(m.Name, "models/"))
 	if stream {
 		path += ":streamGenerateContent?alt=sse"
 	} else {
 		path += ":generateContent"
 	}
-	ep := model.NewEndpoint("gemini", m.BaseURL, DefaultBaseURL, path, m.Header, "x-goog-api-key", m.APIKey)
+	ep := adapter.NewEndpoint("gemini", m.BaseURL, DefaultBaseURL, path, m.Header, "x-goog-api-key", m.APIKey)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }
@@ -546,7 +546,7 @@ func readResponse(resp *http.Response) (*model.Response, error) {
 
 // readStream reads a streamed answer, handing text and thoughts to
 // onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+func readStream(ep *adapter.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 	var a answer
 	produced := false
 	emit := func(d model.Delta) {
@@ -560,7 +560,7 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)
 		}
 		if len(w.Error) > 0 && string(w.Error) != "null" {
-			return model.StreamError(ep.Provider, ep.URL, data)
+			return adapter.StreamError(ep.Provider, ep.URL, data)
 		}
 		a.chunk(&w, emit)
 		return nil

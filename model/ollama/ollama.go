@@ -98,8 +98,8 @@ type Model struct {
 	envelope wirecache.Envelopes[settings]
 }
 
-func (m *Model) endpoint() *model.Endpoint {
-	ep := model.NewEndpoint("ollama", m.Host, DefaultHost, "/api/chat", m.Header)
+func (m *Model) endpoint() *adapter.Endpoint {
+	ep := adapter.NewEndpoint("ollama", m.Host, DefaultHost, "/api/chat", m.Header)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }
@@ -313,7 +313,7 @@ type wireResponse struct {
 
 // read reads an answer, one JSON object or (streamed) a line of JSON per
 // piece, handing text and thinking to emit.
-func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.Delta)) (*model.Response, bool, error) {
+func read(ep *adapter.Endpoint, resp *http.Response, stream bool, emit func(model.Delta)) (*model.Response, bool, error) {
 	var (
 		text     strings.Builder
 		thinking strings.Builder
@@ -348,7 +348,7 @@ func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.
 		}
 		if w.Error != "" {
 			b, _ := json.Marshal(map[string]string{"error": w.Error})
-			return nil, produced, model.StreamError(ep.Provider, ep.URL, b)
+			return nil, produced, adapter.StreamError(ep.Provider, ep.URL, b)
 		}
 		if m := w.Message; m != nil {
 			if m.Thinking != "" {

@@ -295,7 +295,7 @@ func TestClosedConnCancelsLateRequest(t *testing.T) {
 	c.detached = context.Background()
 	c.initialized, c.version = true, Version20251125
 	c.close()
-	m, err := jsonrpc.DecodeOwned([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe"}}`))
+	m, err := decodeOwned([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,3 +25,9 @@ var AcceptsJSON func(validator any, raw []byte) bool
 // HasDefaults, given a *schema.Validator, reports whether the schema
 // declares any default that ApplyDefaults could fill in.
 var HasDefaults func(validator any) bool
+
+// DecodeOwned is jsonrpc.Decode for a buffer the caller hands over, such
+// as an HTTP body read for this message alone: the message (a
+// *jsonrpc.Message, never nil) keeps sub-slices of data, which must not
+// change afterwards. Package jsonrpc sets it.
+var DecodeOwned func(data []byte) (msg any, err error)

@@ -655,9 +655,7 @@ func (s *Server) completion(ctx context.Context, req *request) (any, error) {
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	h := s.complete
-	s.mu.RUnlock()
+	h := s.Completion
 	if h == nil {
 		return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
 	}

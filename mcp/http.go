@@ -93,9 +93,6 @@ type HTTPHandler struct {
 	workersOnce sync.Once
 }
 
-// NewHTTPHandler returns a handler serving s over Streamable HTTP.
-func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
-
 // httpSession is a legacy session: its connection state and its streams.
 type httpSession struct {
 	id string

@@ -58,7 +58,7 @@ type Info struct {
 	Execution *Execution `json:"execution,omitempty"`
 
 	// Injected names the parameters the host fills, never the model
-	// (seed 004's system parameters: an executor, a storage
+	// (system parameters such as an executor or a storage
 	// configuration). They are not in InputSchema, which is what a model
 	// sees; anything a model sends for them is dropped. They are never
 	// sent over MCP.

@@ -72,7 +72,7 @@ func TestClientInBothPlaces(t *testing.T) {
 			if err := srv.AddTools(greeter()); err != nil {
 				t.Fatal(err)
 			}
-			ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+			ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 			t.Cleanup(ts.Close)
 			c := &mcp.Client{Info: mcp.Implementation{Name: "c", Version: "1"}, ProtocolVersion: mcp.Version20251125, LogLevel: mcp.LevelDebug,
 				Notify: func(method string, params json.RawMessage) {

@@ -22,9 +22,9 @@ func TestRemoteToolsLikeLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	noPrefix := ""
-	h := host.New(&host.Config{Path: "mem.json", Servers: map[string]*host.ServerConfig{
+	h := &host.Host{Config: &host.Config{Path: "mem.json", Servers: map[string]*host.ServerConfig{
 		"calc": {Name: "calc", Prefix: &noPrefix, Transport: &mcp.InMemoryTransport{Server: srv}},
-	}})
+	}}}
 	t.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -22,10 +22,10 @@ func Example() {
 			return tool.Text(string(args)), nil
 		}))
 
-	h := host.New(&host.Config{Path: "example", Servers: map[string]*host.ServerConfig{
+	h := &host.Host{Config: &host.Config{Path: "example", Servers: map[string]*host.ServerConfig{
 		"weather": {Name: "weather", Transport: &mcp.InMemoryTransport{Server: weather},
 			Inject: map[string]json.RawMessage{"api_key": json.RawMessage(`"k-123"`)}},
-	}})
+	}}}
 	defer h.Close()
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "gateway", Version: "1"}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -33,7 +33,7 @@ func Example() {
 	if err := gateway.New(h, srv).Start(ctx); err != nil {
 		panic(err)
 	}
-	// srv.ServeStdio(ctx), or mcp.NewHTTPHandler(srv), serves it; a
+	// srv.ServeStdio(ctx), or &mcp.HTTPHandler{Server: srv}, serves it; a
 	// client in this process:
 	sess, err := (&mcp.Client{Info: mcp.Implementation{Name: "client", Version: "1"}}).Connect(ctx, &mcp.InMemoryTransport{Server: srv})
 	if err != nil {

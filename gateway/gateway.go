@@ -77,7 +77,7 @@ func New(h *host.Host, srv *mcp.Server) *Gateway {
 	h.Client.LogLevel = mcp.LevelDebug
 	h.Client.Elicitation = elicit
 	h.ServerNotify = g.notified
-	srv.Tools().Use(g.ask)
+	srv.Registry().Use(g.ask)
 	return g
 }
 
@@ -120,7 +120,7 @@ func (g *Gateway) notified(server, method string, params json.RawMessage) {
 // for each server that failed; those are retried in the background. Until
 // ctx ends, the gateway follows the servers' changes.
 func (g *Gateway) Start(ctx context.Context) error {
-	err := g.host.Sync(ctx, g.srv.Tools())
+	err := g.host.Sync(ctx, g.srv.Registry())
 	var wg sync.WaitGroup
 	for _, name := range g.host.ServerNames() {
 		wg.Add(1)

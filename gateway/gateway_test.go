@@ -150,7 +150,7 @@ func startGateway(t testing.TB, cfgs map[string]*host.ServerConfig, upEra string
 	for name, sc := range cfgs {
 		sc.Name = name
 	}
-	h := host.New(&host.Config{Servers: cfgs, Path: "test.json"})
+	h := &host.Host{Config: &host.Config{Servers: cfgs, Path: "test.json"}}
 	h.Client.ProtocolVersion = upEra
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "gateway", Version: "1"}}
 	g := gateway.New(h, srv)
@@ -223,7 +223,7 @@ func connect(t testing.TB, srv *mcp.Server, c *mcp.Client, version string) *mcp.
 // Streamable HTTP.
 func connectHTTP(t *testing.T, srv *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
-	hs := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	hs := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	t.Cleanup(hs.Close)
 	return connectOver(t, &mcp.HTTPTransport{URL: hs.URL}, c, version)
 }
@@ -621,7 +621,7 @@ func TestSearchTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := host.New(&host.Config{Servers: map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{Name: "up"})}, Path: "test.json"})
+	h := &host.Host{Config: &host.Config{Servers: map[string]*host.ServerConfig{"up": inMemory(u, &host.ServerConfig{Name: "up"})}, Path: "test.json"}}
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "gateway", Version: "1"}}
 	g := gateway.New(h, srv)
 	if err := g.SearchTools(10, []string{"up__echo"}); err != nil {

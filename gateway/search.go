@@ -36,7 +36,7 @@ type search struct {
 // maxTools tools, all are listed. Call it once, before serving.
 func (g *Gateway) SearchTools(maxTools int, always []string) error {
 	s := &search{srv: g.srv, maxTools: maxTools, always: always, stale: true, loaded: map[string]map[string]bool{}}
-	reg := g.srv.Tools()
+	reg := g.srv.Registry()
 	reg.OnChange(func() {
 		s.mu.Lock()
 		s.stale = true
@@ -56,7 +56,7 @@ func (s *search) index() *toolsearch.Index {
 	defer s.mu.Unlock()
 	if s.stale || s.ix == nil {
 		var infos []tool.Info
-		for _, t := range s.srv.Tools().Tools() {
+		for _, t := range s.srv.Registry().Tools() {
 			if info := t.Info(); info.Name != toolsearch.ToolName {
 				infos = append(infos, info)
 			}

@@ -21,7 +21,7 @@ func (*Frame) HandleKind() handle.Kind {
 // one declares a handle.Of field and gets the value. The model only ever
 // sees the handle.
 func Example() {
-	store := &handle.Memory{Lifetime: 30 * time.Minute}
+	store := &handle.Memory{TTL: 30 * time.Minute}
 
 	type loaded struct {
 		Frame handle.Of[*Frame] `json:"frame"`

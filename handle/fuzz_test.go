@@ -11,7 +11,7 @@ import (
 // characters, and whatever it accepts resolves to an error a model reads,
 // never a panic.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "tbl_", "tbl_AAAAAAAAAAAAAAAAAAAAAA", handle.New((*table)(nil).HandleKind()), "_x", "a_b_c", "tbl_\xff", strings.Repeat("a", 100)} {
+	for _, s := range []string{"", "tbl_", "tbl_AAAAAAAAAAAAAAAAAAAAAA", handle.NewID((*table)(nil).HandleKind()), "_x", "a_b_c", "tbl_\xff", strings.Repeat("a", 100)} {
 		f.Add(s)
 	}
 	s := &handle.Memory{}

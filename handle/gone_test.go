@@ -13,7 +13,7 @@ func TestMemoryForgetsOldDrops(t *testing.T) {
 	var m Memory
 	ids := make([]string, maxGone+1)
 	for i := range ids {
-		ids[i] = New(Kind{Prefix: "tbl"})
+		ids[i] = NewID(Kind{Prefix: "tbl"})
 		if err := m.Put(ctx, Entry{ID: ids[i], Owner: "a", Size: 1}); err != nil {
 			t.Fatal(err)
 		}

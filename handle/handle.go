@@ -71,8 +71,8 @@ var (
 	ErrCorrupt = errors.New("handle's stored value is corrupt")
 )
 
-// New returns a new handle of kind k.
-func New(k Kind) string {
+// NewID returns a new handle (its id) of kind k.
+func NewID(k Kind) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	buf := make([]byte, 0, len(k.Prefix)+1+randomLen)

@@ -48,7 +48,7 @@ func as(id string) context.Context {
 func TestNewParse(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		h := handle.New((*table)(nil).HandleKind())
+		h := handle.NewID((*table)(nil).HandleKind())
 		if seen[h] {
 			t.Fatalf("handle %s minted twice", h)
 		}
@@ -67,7 +67,7 @@ func TestNewParse(t *testing.T) {
 // model can act on, and a foreign handle reads exactly like an unknown one.
 func TestBadHandles(t *testing.T) {
 	clk := &clock{t: time.Unix(1e9, 0)}
-	s := &handle.Memory{Lifetime: time.Minute, Now: clk.Now}
+	s := &handle.Memory{TTL: time.Minute, Now: clk.Now}
 	a := as("token:a")
 	mine, err := handle.Put(a, s, &table{Name: "t1"}, 10)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestBadHandles(t *testing.T) {
 	}
 	clk.Add(31 * time.Second) // stale is now unused for 61 s
 	fileH, _ := handle.Put(a, s, &file{Path: "x"}, 1)
-	unknown := handle.New((*table)(nil).HandleKind())
+	unknown := handle.NewID((*table)(nil).HandleKind())
 
 	cases := []struct {
 		name, caller, id string
@@ -142,7 +142,7 @@ func TestBadHandles(t *testing.T) {
 func TestTTL(t *testing.T) {
 	clk := &clock{t: time.Unix(1e9, 0)}
 	var dropped []string
-	s := &handle.Memory{Lifetime: 10 * time.Minute, Now: clk.Now, OnDrop: func(e handle.Entry) { dropped = append(dropped, e.Value.(*table).Name) }}
+	s := &handle.Memory{TTL: 10 * time.Minute, Now: clk.Now, OnDrop: func(e handle.Entry) { dropped = append(dropped, e.Value.(*table).Name) }}
 	ctx := as("session:1")
 	h, _ := handle.Put(ctx, s, &table{Name: "a"}, 1)
 	for range 5 { // each use restarts the lifetime
@@ -199,7 +199,7 @@ func TestResolveRawJSON(t *testing.T) {
 	// A store that keeps values out of process returns their encoding.
 	s := &handle.Memory{}
 	ctx := as("x")
-	id := handle.New((*table)(nil).HandleKind())
+	id := handle.NewID((*table)(nil).HandleKind())
 	if err := s.Put(ctx, handle.Entry{ID: id, Owner: "x", Value: json.RawMessage(`{"name":"t","rows":3}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func tools(t *testing.T, s handle.Store) *tool.Registry {
 // TestTool runs handle tools through a registry, as an agent and the MCP
 // server do: the model sees strings, the tool gets values.
 func TestTool(t *testing.T) {
-	s := &handle.Memory{Lifetime: 2 * time.Hour, MaxBytes: 1 << 20}
+	s := &handle.Memory{TTL: 2 * time.Hour, MaxBytes: 1 << 20}
 	r := tools(t, s)
 	load, _ := r.Lookup("load")
 	if d := load.Info().Description; d != "Loads a table. Tables expire after 2 hours unused, or sooner when the server needs the room (least recently used first)." {

@@ -84,7 +84,7 @@ func owner(ctx context.Context) string {
 // what v costs the store's memory bound.
 func Put[T Value](ctx context.Context, s Store, v T, size int64) (Of[T], error) {
 	k := kindOf[T]()
-	id := New(k)
+	id := NewID(k)
 	if err := s.Put(ctx, Entry{ID: id, Owner: owner(ctx), Value: v, Size: size}); err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return Of[T]{}, fmt.Errorf("the %s is too large to keep (%w); work on a smaller part of it", k.Noun, err)
@@ -143,11 +143,11 @@ func Release[T Value](ctx context.Context, s Store, id string) error {
 	return nil
 }
 
-// Lifetime is the sentence a tool that creates values of kind k adds to
+// TTLNote is the sentence a tool that creates values of kind k adds to
 // its description, as the MCP specification asks: how long they live.
-func Lifetime(k Kind, s Store) string {
+func TTLNote(k Kind, s Store) string {
 	noun := strings.ToUpper(k.Noun[:1]) + k.Noun[1:] + "s"
-	text := fmt.Sprintf("%s expire after %s unused", noun, duration(s.TTL()))
+	text := fmt.Sprintf("%s expire after %s unused", noun, duration(s.EntryTTL()))
 	if m, ok := s.(*Memory); ok && m.MaxBytes > 0 {
 		text += ", or sooner when the server needs the room (least recently used first)"
 	}
@@ -192,13 +192,13 @@ var (
 // []Of[T] or map[string]Of[T]. A handle that does not resolve is an error
 // the model sees and can act on, and fn does not run. When Out (a struct)
 // has Of[T] fields, the lifetime of their kinds is added to the
-// description (see Lifetime).
+// description (see TTLNote).
 //
 // The tool behaves the same called in-process through a tool.Registry and
 // over MCP: both give it the caller in ctx.
 func Tool[In, Out any](s Store, name, description string, fn func(ctx context.Context, in In) (Out, error)) (*tool.Typed[In, Out], error) {
 	for _, k := range createdKinds(reflect.TypeFor[Out]()) {
-		description = strings.TrimSpace(description) + " " + Lifetime(k, s)
+		description = strings.TrimSpace(description) + " " + TTLNote(k, s)
 	}
 	return tool.New(name, description, func(ctx context.Context, in In) (Out, error) {
 		if err := resolveAll(ctx, s, reflect.ValueOf(&in).Elem()); err != nil {

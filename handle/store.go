@@ -39,8 +39,8 @@ type Store interface {
 	Get(ctx context.Context, owner, id string) (Entry, error)
 	// Release drops owner's entry id.
 	Release(ctx context.Context, owner, id string) error
-	// TTL is how long an entry lives after its last use.
-	TTL() time.Duration
+	// EntryTTL is how long an entry lives after its last use.
+	EntryTTL() time.Duration
 }
 
 // DefaultTTL is the lifetime of an entry after its last use when a store
@@ -50,9 +50,9 @@ const DefaultTTL = 30 * time.Minute
 // Memory is a Store in process memory. Its zero value is ready to use,
 // with DefaultTTL and no memory bound. It is safe for concurrent use.
 type Memory struct {
-	// Lifetime is how long an entry lives after its last use; zero means
+	// TTL is how long an entry lives after its last use; zero means
 	// DefaultTTL.
-	Lifetime time.Duration
+	TTL time.Duration
 	// MaxBytes bounds the sum of the entries' sizes; zero means no bound.
 	MaxBytes int64
 	// Now tells the time; nil means time.Now. Tests set it to move time.
@@ -110,10 +110,11 @@ type memEntry struct {
 	used time.Time
 }
 
-// TTL returns the lifetime of an entry after its last use.
-func (m *Memory) TTL() time.Duration {
-	if m.Lifetime > 0 {
-		return m.Lifetime
+// EntryTTL returns how long an entry lives after its last use: TTL, or
+// DefaultTTL.
+func (m *Memory) EntryTTL() time.Duration {
+	if m.TTL > 0 {
+		return m.TTL
 	}
 	return DefaultTTL
 }
@@ -160,7 +161,7 @@ func (m *Memory) Get(_ context.Context, owner, id string) (Entry, error) {
 		return Entry{}, err
 	}
 	me := el.Value.(*memEntry)
-	if now.Sub(me.used) >= m.TTL() {
+	if now.Sub(me.used) >= m.EntryTTL() {
 		dropped := m.expireLocked(now, nil)
 		err := m.goneLocked(owner, id)
 		m.mu.Unlock()
@@ -179,7 +180,7 @@ func (m *Memory) Release(_ context.Context, owner, id string) error {
 	now := m.now()
 	m.mu.Lock()
 	el, ok := m.byID[id]
-	if !ok || el.Value.(*memEntry).Owner != owner || now.Sub(el.Value.(*memEntry).used) >= m.TTL() {
+	if !ok || el.Value.(*memEntry).Owner != owner || now.Sub(el.Value.(*memEntry).used) >= m.EntryTTL() {
 		dropped := m.expireLocked(now, nil)
 		err := m.goneLocked(owner, id)
 		m.mu.Unlock()
@@ -202,7 +203,7 @@ func (m *Memory) Len() int {
 
 // expireLocked removes the entries unused for TTL, which sit at the back.
 func (m *Memory) expireLocked(now time.Time, dropped []Entry) []Entry {
-	ttl := m.TTL()
+	ttl := m.EntryTTL()
 	for el := m.lru.Back(); el != nil && now.Sub(el.Value.(*memEntry).used) >= ttl; el = m.lru.Back() {
 		dropped = append(dropped, m.removeLocked(el, droppedExpired))
 	}
@@ -241,7 +242,7 @@ func (m *Memory) rememberLocked(id string, t tombstone) {
 // error of a handle never stored (for another owner's entry too).
 func (m *Memory) goneLocked(owner, id string) error {
 	if t, ok := m.gone[id]; ok && t.owner == owner {
-		return &goneError{id: id, why: t.why, ttl: m.TTL()}
+		return &goneError{id: id, why: t.why, ttl: m.EntryTTL()}
 	}
 	return fmt.Errorf("%s: %w", id, ErrExpired)
 }

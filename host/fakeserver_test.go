@@ -61,7 +61,7 @@ func memHost(t *testing.T, servers map[string]*mcp.Server, cfgs map[string]*Serv
 			sc.Transport = &mcp.InMemoryTransport{Server: servers[name]}
 		}
 	}
-	h := New(&Config{Path: "mem.json", Servers: cfgs})
+	h := &Host{Config: &Config{Path: "mem.json", Servers: cfgs}}
 	h.Client.ProbeTimeout = 300 * time.Millisecond
 	t.Cleanup(func() { h.Close() })
 	return h
@@ -119,7 +119,7 @@ func fakeHostWith(t *testing.T, mode, keys string) (*Host, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(cfg)
+	h := &Host{Config: cfg}
 	var stderr bytes.Buffer
 	h.Stderr = &stderr
 	h.Client.ProbeTimeout = 300 * time.Millisecond

@@ -63,9 +63,6 @@ type Host struct {
 	memTokens *oauth.MemoryStore
 }
 
-// New returns a host for a configuration.
-func New(cfg *Config) *Host { return &Host{Config: cfg} }
-
 type server struct {
 	host *Host
 	cfg  *ServerConfig
@@ -287,15 +284,23 @@ type ServerError struct {
 func (e *ServerError) Error() string { return e.Err.Error() }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Tools connects to every server (concurrently) and returns their tools as
+// Tools connects to the named servers, or to every server when none is
+// named (concurrently), and returns their tools as
 // tool.Tools named "server__tool" (or as the prefix option says; see
 // RemoteTool for names that model providers reject). The list is a
 // snapshot: Sync keeps a registry up to date instead. Servers
 // that fail are reported in the error (a join of *ServerError) while the
 // tools of the others are still returned. Two tools with one name are an
-// error naming both servers.
-func (h *Host) Tools(ctx context.Context) ([]tool.Tool, error) {
-	return h.toolsOf(ctx, h.ServerNames())
+// error naming both servers. A name that is not a configured server is an
+// error that lists the configured ones.
+func (h *Host) Tools(ctx context.Context, servers ...string) ([]tool.Tool, error) {
+	if len(servers) == 0 {
+		return h.toolsOf(ctx, h.ServerNames())
+	}
+	if err := h.checkServers(servers); err != nil {
+		return nil, err
+	}
+	return h.toolsOf(ctx, servers)
 }
 
 // toolsOf is Tools for the named servers.

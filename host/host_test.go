@@ -40,7 +40,7 @@ func find(t *testing.T, tools []tool.Tool, name string) tool.Tool {
 
 func TestKilledServerRestarts(t *testing.T) {
 	baseGoroutines := runtime.NumGoroutine()
-	h := New(everythingConfig(t))
+	h := &Host{Config: everythingConfig(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tools, err := h.Tools(ctx)

@@ -116,7 +116,7 @@ func runEverything(t *testing.T, reg *tool.Registry) {
 }
 
 func TestInteropEverythingStdio(t *testing.T) {
-	h := New(everythingConfig(t))
+	h := &Host{Config: everythingConfig(t)}
 	defer h.Close()
 	runEverything(t, registry(t, h))
 }
@@ -171,7 +171,7 @@ func TestInteropEverythingStreamableHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(cfg)
+	h := &Host{Config: cfg}
 	defer h.Close()
 	runEverything(t, registry(t, h))
 }
@@ -189,7 +189,7 @@ func TestInteropFilesystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(cfg)
+	h := &Host{Config: cfg}
 	defer h.Close()
 	reg := registry(t, h)
 	p := func(name string) string { return filepath.Join(root, name) }

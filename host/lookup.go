@@ -8,15 +8,6 @@ import (
 	"github.com/toolwire/toolwire/tool"
 )
 
-// ServerTools is Tools for the named servers only. A name that is not a
-// configured server is an error that lists the configured ones.
-func (h *Host) ServerTools(ctx context.Context, servers ...string) ([]tool.Tool, error) {
-	if err := h.checkServers(servers); err != nil {
-		return nil, err
-	}
-	return h.toolsOf(ctx, servers)
-}
-
 // Server returns the configuration of the named server; a name that is
 // not configured is an error that lists the configured ones.
 func (h *Host) Server(name string) (*ServerConfig, error) {

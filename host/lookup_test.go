@@ -43,7 +43,7 @@ func TestLookup(t *testing.T) {
 			}
 		}
 	}
-	if _, err := h.ServerTools(ctx, "fak"); err == nil || !strings.Contains(err.Error(), "did you mean fake?") {
-		t.Errorf("ServerTools(fak) = %v", err)
+	if _, err := h.Tools(ctx, "fak"); err == nil || !strings.Contains(err.Error(), "did you mean fake?") {
+		t.Errorf("Tools(fak) = %v", err)
 	}
 }

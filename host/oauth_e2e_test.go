@@ -78,7 +78,7 @@ func TestHostLogin(t *testing.T) {
 	resource, as, hits := protected(t)
 	cfg := &Config{Path: "mcp.json", Servers: map[string]*ServerConfig{"calc": {Name: "calc", URL: resource}}}
 	store := &countingStore{}
-	h := New(cfg)
+	h := &Host{Config: cfg}
 	h.Tokens, h.LoginCommand = store, "toolwire login %s"
 	defer h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -98,7 +98,7 @@ func TestHostLogin(t *testing.T) {
 		TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	h2 := New(cfg)
+	h2 := &Host{Config: cfg}
 	h2.Tokens = store
 	defer h2.Close()
 	tools, err := h2.Tools(ctx)
@@ -123,7 +123,7 @@ func TestHostNoOAuth(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			store := &countingStore{}
-			h := New(&Config{Path: "mcp.json", Servers: map[string]*ServerConfig{name: sc}})
+			h := &Host{Config: &Config{Path: "mcp.json", Servers: map[string]*ServerConfig{name: sc}}}
 			h.Tokens = store
 			defer h.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -145,7 +145,7 @@ func TestHostOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &oauth.MemoryStore{}
-	h := New(cfg)
+	h := &Host{Config: cfg}
 	h.Client.Info.Name = "toolwire-test"
 	h.Tokens = store
 	u := h.OAuth(cfg.Servers["user"])
@@ -159,14 +159,14 @@ func TestHostOAuth(t *testing.T) {
 		t.Errorf("client credentials config: %+v", c)
 	}
 	// Without Tokens, one store in memory for the host's life.
-	h2 := New(cfg)
+	h2 := &Host{Config: cfg}
 	if a, b := h2.OAuth(cfg.Servers["user"]).Store, h2.OAuth(cfg.Servers["ci"]).Store; a == nil || a != b {
 		t.Errorf("the default store is not one store: %v %v", a, b)
 	}
 }
 
 func TestLoginRequiredError(t *testing.T) {
-	h := New(&Config{Servers: map[string]*ServerConfig{"calc": {Name: "calc", URL: "https://a/mcp"}}})
+	h := &Host{Config: &Config{Servers: map[string]*ServerConfig{"calc": {Name: "calc", URL: "https://a/mcp"}}}}
 	s, _ := h.server("calc")
 	cause := fmt.Errorf("tools/list: %w: https://a/mcp needs an interactive login", oauth.ErrLoginRequired)
 	err := s.loginError(cause)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestResourcesAndPrompts(t *testing.T) {
-	h := New(everythingConfig(t))
+	h := &Host{Config: everythingConfig(t)}
 	t.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

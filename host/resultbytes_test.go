@@ -43,7 +43,7 @@ func TestMaxResultBytes(t *testing.T) {
 			}
 			sc := cfg.Servers["fake"]
 			sc.Command, sc.Transport = "", &mcp.InMemoryTransport{Server: newFakeServer("")}
-			h := New(cfg)
+			h := &Host{Config: cfg}
 			defer h.Close()
 			tools, err := h.Tools(context.Background())
 			if err != nil {

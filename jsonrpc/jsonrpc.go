@@ -181,10 +181,11 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 // are sub-slices of that copy, so data may be reused after Decode returns.
 func Decode(data []byte) (*Message, error) { return decode(data, true) }
 
-// DecodeOwned is Decode for a buffer the caller hands over, such as an
+// decodeOwned is Decode for a buffer the caller hands over, such as an
 // HTTP body read for this message alone: the message's params and result
-// are sub-slices of data itself, which must not change afterwards.
-func DecodeOwned(data []byte) (*Message, error) { return decode(data, false) }
+// are sub-slices of data itself, which must not change afterwards (for
+// package mcp, through fastpath.DecodeOwned).
+func decodeOwned(data []byte) (*Message, error) { return decode(data, false) }
 
 func decode(data []byte, clone bool) (*Message, error) {
 	i := jsonvalue.SkipSpace(data, 0)

@@ -123,13 +123,13 @@ func (lr *LineReader) release() {
 }
 
 // Decode decodes the line ReadLine last returned. A line of ownLimit bytes
-// or more is decoded in place (DecodeOwned), sparing a copy of a large
+// or more is decoded in place, sparing a copy of a large
 // message, and the reader reads on into a new buffer; a shorter one is
 // copied (Decode), so that the reader's buffer serves again.
 func (lr *LineReader) Decode(line []byte) (*Message, error) {
 	if len(line) >= ownLimit {
 		lr.release()
-		return DecodeOwned(line)
+		return decodeOwned(line)
 	}
 	return Decode(line)
 }

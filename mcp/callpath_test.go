@@ -61,7 +61,7 @@ func TestPanicSameEverywhere(t *testing.T) {
 	}
 
 	srv := newServer(t, fragileTool())
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	t.Cleanup(ts.Close) // after the sessions, which Cleanup closes first
 	stdio := startStdio(t, srv)
 	stdio.initialize(nil)
@@ -120,7 +120,7 @@ func callerOf(t *testing.T, s *mcp.ClientSession) string {
 // names callers itself through its HTTP middleware or Server.Caller.
 func TestCallerIdentity(t *testing.T) {
 	srv := newServer(t, whoami())
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	t.Cleanup(ts.Close) // after the sessions, which Cleanup closes first
 	bearer := func(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
 	legacyA := connect(t, &mcp.HTTPTransport{URL: ts.URL}, mcp.Version20251125)
@@ -159,7 +159,7 @@ func TestCallerIdentity(t *testing.T) {
 	}
 
 	// A program's HTTP middleware names the caller, for both eras.
-	handler := mcp.NewHTTPHandler(srv)
+	handler := &mcp.HTTPHandler{Server: srv}
 	named := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := tool.WithCaller(r.Context(), tool.Caller{ID: "user:" + r.Header.Get("X-User")})
 		handler.ServeHTTP(w, r.WithContext(ctx))
@@ -177,7 +177,7 @@ func TestCallerIdentity(t *testing.T) {
 	hooked.Caller = func(_ context.Context, req mcp.RequestInfo) tool.Caller {
 		return tool.Caller{ID: "tenant-1/" + req.Caller.ID}
 	}
-	hs := httptest.NewServer(mcp.NewHTTPHandler(hooked))
+	hs := httptest.NewServer(&mcp.HTTPHandler{Server: hooked})
 	t.Cleanup(hs.Close) // after the sessions, which Cleanup closes first
 	if got := callerOf(t, connect(t, &mcp.HTTPTransport{URL: hs.URL, Header: bearer("t")}, "")); !strings.HasPrefix(got, "tenant-1/token:") {
 		t.Errorf("with Server.Caller: caller %q, want tenant-1/token:…", got)
@@ -197,8 +197,8 @@ func TestAskMissing(t *testing.T) {
 	srv := newServer(t, tool.Must(tool.New("divide", "Divides a by b.", func(_ context.Context, in divideIn) (string, error) {
 		return fmt.Sprint(in.A / in.B), nil
 	})))
-	srv.Tools().AskMissing(true)
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	srv.Registry().AskMissing(true)
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	t.Cleanup(ts.Close)
 	for _, tt := range []struct {
 		name, version, action string

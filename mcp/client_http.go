@@ -236,7 +236,7 @@ func (c *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, h callHead
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading the response from %s: %w", m.Method, c.url, transportError(rctx, c.url, err))
 		}
-		r, err := jsonrpc.DecodeOwned(body)
+		r, err := decodeOwned(body)
 		if err != nil || !r.IsResponse() {
 			return nil, fmt.Errorf("%s: the MCP server at %s sent something other than a JSON-RPC response: %s", m.Method, c.url, excerpt(body, mt))
 		}

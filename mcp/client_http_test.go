@@ -135,7 +135,7 @@ func (r *ctRecorder) find(method string) []ctRequest {
 // ctServe serves srv over Streamable HTTP on 127.0.0.1.
 func ctServe(t *testing.T, srv *Server) (*httptest.Server, *HTTPHandler, *ctRecorder) {
 	t.Helper()
-	h := NewHTTPHandler(srv)
+	h := &HTTPHandler{Server: srv}
 	rec := &ctRecorder{}
 	ts := httptest.NewServer(rec.wrap(h))
 	t.Cleanup(func() {
@@ -369,7 +369,7 @@ func TestHTTPTransportSessionExpiry(t *testing.T) {
 // TestHTTPTransportLegacyFallback talks to a server that only speaks the
 // legacy revisions: the probe fails and the client falls back.
 func TestHTTPTransportLegacyFallback(t *testing.T) {
-	inner := NewHTTPHandler(ctServer(t))
+	inner := &HTTPHandler{Server: ctServer(t)}
 	t.Cleanup(inner.Close)
 	tests := []struct {
 		name   string
@@ -780,7 +780,7 @@ func ExampleHTTPTransport() {
 		func(_ context.Context, a map[string]any) (*tool.Result, error) {
 			return tool.Text(fmt.Sprintf("Hello, %v!", a["name"])), nil
 		}))
-	h := NewHTTPHandler(srv)
+	h := &HTTPHandler{Server: srv}
 	defer h.Close()
 	ts := httptest.NewServer(h)
 	defer ts.Close()

@@ -47,7 +47,7 @@ func TestClientToolsFreshness(t *testing.T) {
 	if err := srv.AddTools(calc.Tools()...); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

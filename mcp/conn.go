@@ -175,14 +175,14 @@ func (r *request) responseParts() *responseParts {
 type requestKey struct{}
 
 // Value returns the request for requestKey and as the tool.Client of the
-// calls it serves, and its caller for tool.CallerKey; other keys are the
+// calls it serves, and its caller (a tool.Caller) for ctxkey.Caller; other keys are the
 // values of the HTTP request it came in (in a legacy session), then the
 // connection context's.
 func (r *request) Value(key any) any {
 	switch key {
 	case requestKey{}, ctxkey.Client{}:
 		return r
-	case tool.CallerKey:
+	case ctxkey.Caller{}:
 		if r.caller != nil {
 			return *r.caller
 		}
@@ -194,13 +194,13 @@ func (r *request) Value(key any) any {
 	return r.value(key)
 }
 
-// callerOf is Value(tool.CallerKey) as a tool.Caller, without boxing it
+// callerOf is Value(ctxkey.Caller{}) as a tool.Caller, without boxing it
 // (Request's RequestInfo.Caller, on every call through the gateway).
 func (r *request) callerOf() tool.Caller {
 	if r.caller != nil {
 		return *r.caller
 	}
-	if c, ok := r.value(tool.CallerKey).(tool.Caller); ok {
+	if c, ok := r.value(ctxkey.Caller{}).(tool.Caller); ok {
 		return c
 	}
 	return r.defaultCaller()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/toolwire/toolwire/internal/fastpath"
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -133,7 +134,7 @@ func (p *CallToolParams) readParams(data []byte, s *Server) error {
 		if name[0] != '"' {
 			return fmt.Errorf("name must be a string, got %s", jsonvalue.TypeName(name[0]))
 		}
-		if known, ok := s.tools.Name(name[1 : len(name)-1]); ok && bytes.IndexByte(name, '\\') < 0 {
+		if known, ok := fastpath.RegisteredName(&s.tools, name[1:len(name)-1]); ok && bytes.IndexByte(name, '\\') < 0 {
 			p.Name = known // the registry's string: no copy
 		} else if p.Name, err = jsonvalue.String(name); err != nil {
 			return err
@@ -665,9 +666,7 @@ func (s *Server) completion(ctx context.Context, req *request) (any, error) {
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	h := s.complete
-	s.mu.RUnlock()
+	h := s.Completion
 	if h == nil {
 		return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
 	}

@@ -63,7 +63,7 @@ func TestHTTPEarlyResponses(t *testing.T) {
 				})); err != nil {
 					t.Fatal(err)
 				}
-				h := NewHTTPHandler(srv)
+				h := &HTTPHandler{Server: srv}
 				var served atomic.Value
 				ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.Method == http.MethodGet && r.Header.Get(HeaderLastEventID) != "" {
@@ -178,7 +178,7 @@ func TestHTTPRequestOutlastsReadTimeout(t *testing.T) {
 				})); err != nil {
 					t.Fatal(err)
 				}
-				h := NewHTTPHandler(srv)
+				h := &HTTPHandler{Server: srv}
 				var conns atomic.Int32
 				ts := httptest.NewUnstartedServer(h)
 				ts.Config = NewHTTPServer(h, nil)
@@ -295,7 +295,7 @@ func TestClosedConnCancelsLateRequest(t *testing.T) {
 	c.detached = context.Background()
 	c.initialized, c.version = true, Version20251125
 	c.close()
-	m, err := jsonrpc.DecodeOwned([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe"}}`))
+	m, err := decodeOwned([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,12 +71,12 @@ func ExampleServer_ServeStream_modern() {
 
 // Serve Streamable HTTP by mounting the handler; modern clients POST each
 // request with the MCP headers mirroring its body.
-func ExampleNewHTTPHandler() {
+func ExampleHTTPHandler() {
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "greeter", Version: "1.0.0"}}
 	if err := srv.AddTools(greeter()); err != nil {
 		panic(err)
 	}
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv)) // on 127.0.0.1
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv}) // on 127.0.0.1
 	defer ts.Close()
 
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"who":"Ada"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`

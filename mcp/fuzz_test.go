@@ -122,7 +122,7 @@ func FuzzHTTPHandler(f *testing.F) {
 	initBody := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"f","version":"1"}}}`)
 
 	f.Fuzz(func(t *testing.T, body []byte, variant uint8) {
-		h := mcp.NewHTTPHandler(srv)
+		h := &mcp.HTTPHandler{Server: srv}
 		defer h.Close()
 		header := baseHeader()
 		method, name, version := mirrored(body)

@@ -49,7 +49,7 @@ func noteTools(store handle.Store) []tool.Tool {
 // caller with credentials or a session.
 func TestHandleScopes(t *testing.T) {
 	srv := newServer(t, noteTools(&handle.Memory{})...)
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	t.Cleanup(ts.Close)
 	bearer := func(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
 

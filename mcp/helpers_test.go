@@ -379,7 +379,7 @@ type httpClient struct {
 // uses (mcp.NewHTTPServer) over a real loopback listener.
 func startHTTP(t *testing.T, srv *mcp.Server) *httpClient {
 	t.Helper()
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

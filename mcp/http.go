@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolwire/toolwire/internal/fastpath"
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -91,9 +92,6 @@ type HTTPHandler struct {
 	workers     *workers // serve HTTP/2 requests; made by the first one
 	workersOnce sync.Once
 }
-
-// NewHTTPHandler returns a handler serving s over Streamable HTTP.
-func NewHTTPHandler(s *Server) *HTTPHandler { return &HTTPHandler{Server: s} }
 
 // httpSession is a legacy session: its connection state and its streams.
 type httpSession struct {
@@ -225,6 +223,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, e
 	return nil, status, err
 }
 
+// decodeOwned decodes a message read whole into body, which it keeps (see
+// fastpath.DecodeOwned): jsonrpc.Decode without the copy.
+func decodeOwned(body []byte) (*jsonrpc.Message, error) {
+	m, err := fastpath.DecodeOwned(body)
+	return m.(*jsonrpc.Message), err
+}
+
 // readError returns the HTTP status that answers a failure to read a
 // body, and the error to tell the client.
 func readError(err error, limit int) (int, error) {
@@ -308,7 +313,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: %v; send one message per POST", jsonrpc.ErrBatch))
 		return
 	}
-	msg, err := jsonrpc.DecodeOwned(body)
+	msg, err := decodeOwned(body)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		errors.As(err, &rpcErr)

@@ -32,7 +32,7 @@ func TestRunHTTPServerShutdown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			block := newBlockingTool("block")
 			defer block.unblock()
-			h := mcp.NewHTTPHandler(newServer(t, block))
+			h := &mcp.HTTPHandler{Server: newServer(t, block)}
 			defer h.Close()
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -109,7 +109,7 @@ func TestRunHTTPServerShutdown(t *testing.T) {
 // RunHTTPServer returns.
 func TestRunHTTPServerEndsStreams(t *testing.T) {
 	srv := newServer(t, echoTool())
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	defer h.Close()
 	sse := &mcp.SSEHandler{Server: srv}
 	mux := http.NewServeMux()

@@ -47,7 +47,7 @@ func ExampleServer_inject() {
 	if err := srv.AddTools(noteTool(nil)); err != nil {
 		panic(err)
 	}
-	handler := mcp.NewHTTPHandler(srv)
+	handler := &mcp.HTTPHandler{Server: srv}
 	login := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), userKey{}, r.Header.Get("X-User")) // a real program checks a credential
 		handler.ServeHTTP(w, r.WithContext(ctx))
@@ -96,7 +96,7 @@ func TestServerInject(t *testing.T) {
 		}
 		return map[string]any{"user": user}, nil
 	}
-	handler := mcp.NewHTTPHandler(srv)
+	handler := &mcp.HTTPHandler{Server: srv}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if u := r.Header.Get("X-User"); u != "" {

@@ -242,7 +242,7 @@ func TestEmbeddedTransportConnects(t *testing.T) {
 // messages: responses to requests written, and an error response when a
 // request fails in the transport.
 func TestBuiltinConn(t *testing.T) {
-	ts := httptest.NewServer(mcp.NewHTTPHandler(newServer(t, echoTool())))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: newServer(t, echoTool())})
 	t.Cleanup(ts.Close)
 	closed := httptest.NewServer(nil)
 	closed.Close()

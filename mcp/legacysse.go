@@ -137,7 +137,7 @@ func (h *SSEHandler) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	msg, err := jsonrpc.DecodeOwned(body)
+	msg, err := decodeOwned(body)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		errors.As(err, &rpcErr)

@@ -157,6 +157,10 @@ type Server struct {
 	// when a tool's Execution lets it run as a task (see TaskOptions).
 	Tasks TaskOptions
 
+	// Completion, when set, answers completion/complete, and the server
+	// declares the completions capability.
+	Completion CompletionHandler
+
 	taskrt    taskRuntime
 	once      sync.Once
 	telOnce   sync.Once
@@ -172,7 +176,6 @@ type Server struct {
 	templates []*templateEntry
 	prompts   map[string]*promptEntry
 	prOrder   []string
-	complete  CompletionHandler
 	conns     map[*conn]struct{}
 	stateKey  []byte
 	streams   atomic.Int64 // SSE streams held open (MaxStreams)
@@ -233,10 +236,10 @@ func (s *Server) RemoveTools(names ...string) {
 	s.tools.Remove(names...)
 }
 
-// Tools returns the registry the server routes tools/call through: add
-// middleware (Use) or sources of tools (SetSource) there. Clients are
+// Registry returns the registry the server routes tools/call through:
+// add middleware (Use) or sources of tools (SetSource) there. Clients are
 // told of every change to its tools.
-func (s *Server) Tools() *tool.Registry {
+func (s *Server) Registry() *tool.Registry {
 	s.init()
 	return &s.tools
 }
@@ -347,14 +350,6 @@ func (s *Server) RemovePrompts(names ...string) {
 	}
 }
 
-// SetCompletionHandler sets the handler of completion/complete.
-func (s *Server) SetCompletionHandler(h CompletionHandler) {
-	s.init()
-	s.mu.Lock()
-	s.complete = h
-	s.mu.Unlock()
-}
-
 // NotifyResourceUpdated tells every client subscribed to uri that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
 	s.init()
@@ -415,7 +410,7 @@ func (s *Server) capabilities() ServerCapabilities {
 	if len(s.prompts) > 0 {
 		caps.Prompts = &ListChangedCapability{ListChanged: true}
 	}
-	if s.complete != nil {
+	if s.Completion != nil {
 		caps.Completions = &struct{}{}
 	}
 	if s.hasTaskTools() {

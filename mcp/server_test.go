@@ -300,8 +300,8 @@ func TestListChangedStdio(t *testing.T) {
 		{"AddResource", func(s *mcp.Server) error { return s.AddResource(mcp.Resource{URI: "mem://r", Name: "r"}, read) }, mcp.NotificationResourcesListChanged},
 		{"NotifyListChanged", func(s *mcp.Server) error { s.NotifyListChanged(mcp.NotificationPromptsListChanged); return nil }, mcp.NotificationPromptsListChanged},
 		// Changes made on the registry itself reach clients too.
-		{"Tools().Add", func(s *mcp.Server) error { return s.Tools().Add(echoTool()) }, mcp.NotificationToolsListChanged},
-		{"Tools().SetSource", func(s *mcp.Server) error { return s.Tools().SetSource("up", []tool.Tool{echoTool()}) }, mcp.NotificationToolsListChanged},
+		{"Tools().Add", func(s *mcp.Server) error { return s.Registry().Add(echoTool()) }, mcp.NotificationToolsListChanged},
+		{"Registry().SetSource", func(s *mcp.Server) error { return s.Registry().SetSource("up", []tool.Tool{echoTool()}) }, mcp.NotificationToolsListChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -696,7 +696,7 @@ func TestSharedResultMeta(t *testing.T) {
 	srv := newServer(t, tool.NewFunc(
 		tool.Info{Name: "shared", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, json.RawMessage) (*tool.Result, error) { return shared, nil }))
-	ts := httptest.NewServer(mcp.NewHTTPHandler(srv))
+	ts := httptest.NewServer(&mcp.HTTPHandler{Server: srv})
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

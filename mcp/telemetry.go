@@ -524,9 +524,9 @@ func (r *request) endServerSpan(m *jsonrpc.Message) {
 	switch r.method {
 	case MethodToolsCall:
 		attrs = append(attrs, keyOperation.String(operationExecuteTool))
-		if name, ok := s.tools.Name([]byte(r.subject)); ok {
-			target = name
-			attrs = append(attrs, keyToolName.String(name))
+		if _, ok := s.tools.Lookup(r.subject); ok {
+			target = r.subject
+			attrs = append(attrs, keyToolName.String(target))
 		}
 	case MethodPromptsGet:
 		s.mu.RLock()

@@ -172,7 +172,7 @@ func TestTelemetryTrace(t *testing.T) {
 			var tr mcp.ClientTransport = &mcp.InMemoryTransport{Server: srv}
 			var handler *mcp.HTTPHandler
 			if tc.http {
-				handler = mcp.NewHTTPHandler(srv)
+				handler = &mcp.HTTPHandler{Server: srv}
 				t.Cleanup(handler.Close)
 				tr = &mcp.HTTPTransport{URL: serveHTTP(t, spanMiddleware(tel.tp, handler))}
 			}
@@ -694,7 +694,7 @@ func TestTelemetryAmbientParent(t *testing.T) {
 	tel := newTelemetry(t)
 	srv := newServer(t, addTool())
 	srv.Telemetry = tel.config()
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	t.Cleanup(h.Close)
 	url := serveHTTP(t, spanMiddleware(tel.tp, h))
 	sess := connectWith(t, &mcp.Client{Info: mcp.Implementation{Name: "t", Version: "1"}}, &mcp.HTTPTransport{URL: url})
@@ -762,7 +762,7 @@ func TestTelemetryServerRequests(t *testing.T) {
 			srv.Telemetry = tel.config()
 			var tr mcp.ClientTransport = &mcp.InMemoryTransport{Server: srv}
 			if useHTTP {
-				h := mcp.NewHTTPHandler(srv)
+				h := &mcp.HTTPHandler{Server: srv}
 				t.Cleanup(h.Close)
 				tr = &mcp.HTTPTransport{URL: serveHTTP(t, h)}
 			}

@@ -1,10 +1,8 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -90,101 +88,4 @@ func (e *APIError) Temporary() bool {
 		return strings.Contains(t, "overloaded") || strings.Contains(t, "rate_limit") || strings.Contains(t, "unavailable")
 	}
 	return false
-}
-
-// ReadAPIError reads an error answer: the body's message in any of the
-// shapes providers use ({"error": {"message", "type", "code"}}, with
-// Gemini's status and RetryInfo, or a plain {"message"}), the request id
-// and the wait the headers ask for.
-func ReadAPIError(provider, url string, resp *http.Response, body []byte) *APIError {
-	e := &APIError{Provider: provider, URL: url, Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header)}
-	for _, h := range []string{"x-request-id", "request-id", "x-goog-request-id", "cf-ray"} {
-		if v := resp.Header.Get(h); v != "" {
-			e.RequestID = v
-			break
-		}
-	}
-	fillAPIError(e, body)
-	if e.Message == "" {
-		e.Message = strings.TrimSpace(string(body))
-		if len(e.Message) > 300 {
-			e.Message = e.Message[:300] + "…"
-		}
-		if e.Message == "" {
-			e.Message = http.StatusText(resp.StatusCode)
-		}
-	}
-	return e
-}
-
-// fillAPIError reads an error object from JSON into e.
-func fillAPIError(e *APIError, body []byte) {
-	var w struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-	}
-	if json.Unmarshal(body, &w) != nil {
-		return
-	}
-	e.Message = w.Message
-	var inner struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-		Status  string          `json:"status"`
-		Details []struct {
-			Type       string `json:"@type"`
-			RetryDelay string `json:"retryDelay"`
-		} `json:"details"`
-	}
-	if len(w.Error) > 0 && w.Error[0] == '{' && json.Unmarshal(w.Error, &inner) == nil {
-		e.Message, e.Type = inner.Message, inner.Type
-		if e.Type == "" {
-			e.Type = inner.Status
-		}
-		var code string
-		if json.Unmarshal(inner.Code, &code) == nil {
-			e.Code = code
-		}
-		for _, d := range inner.Details {
-			if strings.HasSuffix(d.Type, "RetryInfo") {
-				if dur, err := time.ParseDuration(d.RetryDelay); err == nil && e.RetryAfter == 0 {
-					e.RetryAfter = dur
-				}
-			}
-		}
-	} else if len(w.Error) > 0 && w.Error[0] == '"' {
-		_ = json.Unmarshal(w.Error, &e.Message)
-		e.Type = w.Type
-	}
-}
-
-// StreamError is an error event a provider sent inside a stream.
-func StreamError(provider, url string, body []byte) *APIError {
-	e := &APIError{Provider: provider, URL: url}
-	fillAPIError(e, body)
-	if e.Message == "" {
-		e.Message = strings.TrimSpace(string(body))
-	}
-	return e
-}
-
-// retryAfter reads the wait a response asks for: retry-after-ms
-// (OpenAI), then Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms >= 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }

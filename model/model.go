@@ -11,10 +11,8 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 )
 
 // Model is a language model behind an API.
@@ -203,18 +201,4 @@ const (
 type Delta struct {
 	Kind DeltaKind
 	Text string
-}
-
-// CheckArguments says what is wrong with tool call arguments that are not
-// a JSON object, or returns "": what an adapter puts in ToolCall.Invalid.
-func CheckArguments(args json.RawMessage) string {
-	if !json.Valid(args) {
-		var v any
-		err := json.Unmarshal(args, &v)
-		return fmt.Sprintf("the arguments are not valid JSON: %v", err)
-	}
-	if v := bytes.TrimLeft(args, " \t\r\n"); v[0] != '{' {
-		return "the arguments must be a JSON object"
-	}
-	return ""
 }

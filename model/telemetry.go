@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolwire/toolwire/model/internal/retryevent"
 	"github.com/toolwire/toolwire/telemetry"
 )
 
@@ -40,7 +41,7 @@ type Describer interface {
 // Generate is a span "chat {model}" (kind CLIENT) with the provider, the
 // model, server.address and server.port, the answer's id, finish reason
 // and token usage, error.type on failure and an event "retry" per retry
-// the Endpoint makes; it records the metrics gen_ai.client.token.usage
+// the adapter makes (see RetryPolicy); it records the metrics gen_ai.client.token.usage
 // and gen_ai.client.operation.duration. With c.CaptureContent the span
 // also carries the system prompt, the messages sent and the answer.
 // The model's API key and headers are never recorded.
@@ -101,17 +102,13 @@ type instrumented struct {
 
 func (in *instrumented) Describe() Info { return in.info }
 
-// chatSpanKey keys the chat span of a request, for the Endpoint's retry
-// events.
-type chatSpanKey struct{}
-
 func (in *instrumented) Generate(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error) {
 	begin := time.Now()
 	sctx, span := in.tracer.Start(ctx, in.spanName, in.start...)
 	recording := span.IsRecording()
 	if recording {
 		defer span.End()
-		ctx = context.WithValue(sctx, chatSpanKey{}, span)
+		ctx = retryevent.With(sctx, chatSpan{span})
 		attrs := []attribute.KeyValue{attribute.Bool("gen_ai.request.stream", onDelta != nil)}
 		if req.MaxTokens > 0 {
 			attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
@@ -198,14 +195,13 @@ func finishReason(r StopReason) string {
 	return string(r) // "tool_calls", "length"
 }
 
-// retried adds an event to the chat span of ctx, if any, for a request
-// about to be retried after err, in wait.
-func retried(ctx context.Context, n int, err error, wait time.Duration) {
-	span, ok := ctx.Value(chatSpanKey{}).(trace.Span)
-	if !ok {
-		return
-	}
-	span.AddEvent("retry", trace.WithAttributes(
+// chatSpan is the chat span of a request, which records its retries.
+type chatSpan struct{ span trace.Span }
+
+// Retried adds an event to the chat span for a request about to be
+// retried after err, in wait.
+func (c chatSpan) Retried(n int, err error, wait time.Duration) {
+	c.span.AddEvent("retry", trace.WithAttributes(
 		attribute.Int("retry.attempt", n+1),
 		semconv.ErrorTypeKey.String(errorType(err)),
 		attribute.Float64("retry.wait", wait.Seconds()),

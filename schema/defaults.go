@@ -26,9 +26,10 @@ func (v *Validator) ApplyDefaults(m map[string]any) {
 	v.defaults.obj.apply(m)
 }
 
-// HasDefaults reports whether the schema declares any default that
-// ApplyDefaults could fill in.
-func (v *Validator) HasDefaults() bool { return v.defaults != nil && v.defaults.obj != nil }
+// hasDefaults reports whether the schema declares any default that
+// ApplyDefaults could fill in (for package tool, through
+// fastpath.HasDefaults).
+func (v *Validator) hasDefaults() bool { return v.defaults != nil && v.defaults.obj != nil }
 
 // valuePlan says which defaults to fill inside one value.
 type valuePlan struct {

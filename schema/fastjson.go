@@ -11,10 +11,11 @@ import (
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
 
-// AcceptsJSON reports whether raw, one JSON value with optional white
+// acceptsJSON reports whether raw, one JSON value with optional white
 // space around it, certainly satisfies the schema: when it returns true,
 // jsonvalue.Decode(raw) succeeds and Validate returns nil for the value it
-// gives. This spares a caller that only needs the verdict decoding raw.
+// gives. This spares a caller that only needs the verdict decoding raw
+// (package tool, through fastpath.AcceptsJSON).
 //
 // Like the fast check behind Validate, it is sound but not complete:
 // false only means that the value must be decoded and validated to know.
@@ -27,7 +28,7 @@ import (
 //
 // It reads raw in place and allocates nothing, except to unescape an
 // object key with escapes and to pass a value to a format check.
-func (v *Validator) AcceptsJSON(raw []byte) bool {
+func (v *Validator) acceptsJSON(raw []byte) bool {
 	if v.fast == nil {
 		return false
 	}
@@ -42,7 +43,7 @@ func (v *Validator) AcceptsJSON(raw []byte) bool {
 
 // rawDoc is JSON text read in place: as bytes for the scanner, and as a
 // string sharing their memory for numbers and string contents, which
-// nothing keeps beyond AcceptsJSON.
+// nothing keeps beyond acceptsJSON.
 type rawDoc struct {
 	b     []byte
 	s     string

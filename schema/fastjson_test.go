@@ -94,7 +94,7 @@ var acceptsJSONCases = []struct {
 // fails on it or Validate rejects what it gives, or the library does.
 func checkAcceptsJSON(t *testing.T, v *Validator, raw []byte) bool {
 	t.Helper()
-	if !v.AcceptsJSON(raw) {
+	if !v.acceptsJSON(raw) {
 		return false
 	}
 	x, err := jsonvalue.Decode(raw)
@@ -170,10 +170,10 @@ func TestAcceptsJSONAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := []byte(`{"mode":"slow",` + benchCall[1:]) // with an enum, a pattern, a nested object
-	if !info.Validator.AcceptsJSON(raw) {
+	if !info.Validator.acceptsJSON(raw) {
 		t.Fatalf("AcceptsJSON(%s) = false", raw)
 	}
-	if n := testing.AllocsPerRun(100, func() { info.Validator.AcceptsJSON(raw) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { info.Validator.acceptsJSON(raw) }); n != 0 {
 		t.Errorf("AcceptsJSON allocates %v times, want 0", n)
 	}
 }
@@ -215,7 +215,7 @@ func BenchmarkAcceptsJSON(b *testing.B) {
 	raw := []byte(benchCall)
 	b.ReportAllocs()
 	for b.Loop() {
-		if !v.AcceptsJSON(raw) {
+		if !v.acceptsJSON(raw) {
 			b.Fatal("rejected")
 		}
 	}

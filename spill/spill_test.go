@@ -281,7 +281,7 @@ func TestTooLarge(t *testing.T) {
 // TestHandleArguments: what is taken as a handle, and what is not.
 func TestHandleArguments(t *testing.T) {
 	now := time.Now()
-	store := &handle.Memory{Lifetime: time.Minute, Now: func() time.Time { return now }}
+	store := &handle.Memory{TTL: time.Minute, Now: func() time.Time { return now }}
 	f := newFixture(t, &Results{Store: store})
 	alice := tool.WithCaller(context.Background(), tool.Caller{ID: "user:alice"})
 	bob := tool.WithCaller(context.Background(), tool.Caller{ID: "user:bob"})
@@ -292,7 +292,7 @@ func TestHandleArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, expired := f.keep(t, alice, tool.Text(text))
-	unknown := handle.New(Kind)
+	unknown := handle.NewID(Kind)
 	cases := []struct {
 		name string
 		ctx  context.Context

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/toolwire/toolwire/internal/fastpath"
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 )
 
@@ -99,7 +100,7 @@ func writtenSetup(tb testing.TB) (*Registry, *Typed[writtenIn, writtenIn], **[]b
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if !pipelineOf(typed).changesNothing() || pipelineOf(typed).validator.AcceptsJSON([]byte(`{"n":1}`)) == false {
+	if !pipelineOf(typed).changesNothing() || fastpath.AcceptsJSON(pipelineOf(typed).validator, []byte(`{"n":1}`)) == false {
 		tb.Fatal("the typed tool's pipeline cannot take arguments as written")
 	}
 	raw := new(*[]byte)
@@ -154,8 +155,8 @@ func FuzzCallAsWritten(f *testing.F) {
 }
 
 // pipelineOf compiles the pipeline a registry would run for t.
-func pipelineOf(t Tool) *Pipeline {
-	p, err := NewPipeline(t.Info())
+func pipelineOf(t Tool) *pipeline {
+	p, err := newPipeline(t.Info())
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,10 @@
 package tool
 
-import "context"
+import (
+	"context"
+
+	"github.com/toolwire/toolwire/internal/ctxkey"
+)
 
 // Caller identifies who a call is made for, so that tools and middleware
 // can keep state per caller (handles) and refuse what a caller may not do.
@@ -23,23 +27,15 @@ type Caller struct {
 	Client string
 }
 
-type callerKey struct{}
-
-// CallerKey is the context key under which a Caller is stored (as a
-// Caller value). It is exported for packages that keep a context of their
-// own, as the MCP server's requests do; use WithCaller and CallerFrom
-// otherwise.
-var CallerKey any = callerKey{}
-
 // WithCaller returns a context carrying c as the caller of every call made
 // with it.
 func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, CallerKey, c)
+	return context.WithValue(ctx, ctxkey.Caller{}, c)
 }
 
 // CallerFrom returns the caller ctx carries; ok is false when it carries
 // none.
 func CallerFrom(ctx context.Context) (c Caller, ok bool) {
-	c, ok = ctx.Value(CallerKey).(Caller)
+	c, ok = ctx.Value(ctxkey.Caller{}).(Caller)
 	return c, ok
 }

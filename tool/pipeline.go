@@ -9,11 +9,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolwire/toolwire/internal/fastpath"
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/schema"
 )
 
-// Pipeline completes and checks the arguments of calls to one tool, the same
+// pipeline completes and checks the arguments of calls to one tool, the same
 // way for every caller (an agent, the MCP server, `toolwire call`, workflow
 // replay):
 //
@@ -35,18 +36,20 @@ import (
 // tool (Gemini CLI's wait_for_previous), and a call must not fail for
 // them. Arguments the schema accepts without naming them (no
 // "additionalProperties": false) reach the tool either way.
-type Pipeline struct {
+type pipeline struct {
 	tool      string
 	validator *schema.Validator
 	injected  []string
 	values    map[string]any // static injected values (host configuration)
+	// hasDefaults: the schema declares defaults Prepare fills in.
+	hasDefaults bool
 }
 
-// NewPipeline compiles the pipeline of a tool described by info: its
+// newPipeline compiles the pipeline of a tool described by info: its
 // model-facing input schema (empty means an object with no declared
 // properties), the parameters the host injects and the values known for
 // them now (others come from the call's context, see WithInjected).
-func NewPipeline(info Info) (*Pipeline, error) {
+func newPipeline(info Info) (*pipeline, error) {
 	inputSchema := info.InputSchema
 	if len(bytes.TrimSpace(inputSchema)) == 0 {
 		inputSchema = emptyObjectSchema
@@ -55,11 +58,11 @@ func NewPipeline(info Info) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", info.Name, err)
 	}
-	return &Pipeline{tool: info.Name, validator: v, injected: info.Injected, values: info.InjectedValues}, nil
+	return &pipeline{tool: info.Name, validator: v, injected: info.Injected, values: info.InjectedValues, hasDefaults: fastpath.HasDefaults(v)}, nil
 }
 
 // names returns the names of the tool's top-level arguments.
-func (p *Pipeline) names() []string {
+func (p *pipeline) names() []string {
 	props, _ := schema.Properties(p.validator.Schema()) // compiled, so an object
 	out := make([]string, len(props))
 	for i, prop := range props {
@@ -69,12 +72,12 @@ func (p *Pipeline) names() []string {
 }
 
 // Injected lists the parameters the host fills.
-func (p *Pipeline) Injected() []string { return p.injected }
+func (p *pipeline) Injected() []string { return p.injected }
 
 // changesNothing reports whether Prepare only checks arguments: it fills no
 // defaults and injects nothing, so a tool may be given the arguments as the
 // model wrote them once they pass.
-func (p *Pipeline) changesNothing() bool { return len(p.injected) == 0 && !p.validator.HasDefaults() }
+func (p *pipeline) changesNothing() bool { return len(p.injected) == 0 && !p.hasDefaults }
 
 // noMembers is the object that stands for no arguments.
 var noMembers = json.RawMessage(`{}`)
@@ -93,7 +96,7 @@ const maxAsWritten = 64 << 10
 // too. It returns them trimmed of white space, {} for no arguments. When
 // it reports false, only Prepare can tell: it decodes and validates.
 // Arguments over maxAsWritten bytes always go to Prepare.
-func (p *Pipeline) asWritten(raw json.RawMessage) (json.RawMessage, bool) {
+func (p *pipeline) asWritten(raw json.RawMessage) (json.RawMessage, bool) {
 	if !p.changesNothing() || len(raw) > maxAsWritten {
 		return nil, false
 	}
@@ -101,7 +104,7 @@ func (p *Pipeline) asWritten(raw json.RawMessage) (json.RawMessage, bool) {
 	if noArguments(raw) {
 		raw = noMembers
 	}
-	return raw, raw[0] == '{' && p.validator.AcceptsJSON(raw)
+	return raw, raw[0] == '{' && fastpath.AcceptsJSON(p.validator, raw)
 }
 
 // ArgumentsError reports arguments a model must repair: JSON it could not
@@ -199,7 +202,7 @@ func WithInjected(ctx context.Context, values map[string]any) context.Context {
 func noArguments(raw []byte) bool { return len(raw) == 0 || bytes.Equal(raw, []byte("null")) }
 
 // parse reads the model's arguments: an empty string means {}.
-func (p *Pipeline) parse(raw json.RawMessage) (map[string]any, error) {
+func (p *pipeline) parse(raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if noArguments(raw) {
 		return map[string]any{}, nil
@@ -248,8 +251,8 @@ func kindOfValue(v any) string {
 
 // Prepare runs the pipeline over the model's arguments and returns the
 // completed arguments, or an *ArgumentsError the model can act on. An
-// argument the schema refuses is an error (see Pipeline).
-func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
+// argument the schema refuses is an error (see pipeline).
+func (p *pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string]any, error) {
 	m, _, err := p.prepare(ctx, raw, false)
 	return m, err
 }
@@ -257,7 +260,7 @@ func (p *Pipeline) Prepare(ctx context.Context, raw json.RawMessage) (map[string
 // prepare is Prepare; with dropUnknown, top-level arguments the schema
 // refuses for not naming them are dropped instead, and dropped reports
 // whether there were any.
-func (p *Pipeline) prepare(ctx context.Context, raw json.RawMessage, dropUnknown bool) (_ map[string]any, dropped bool, _ error) {
+func (p *pipeline) prepare(ctx context.Context, raw json.RawMessage, dropUnknown bool) (_ map[string]any, dropped bool, _ error) {
 	m, err := p.parse(raw)
 	if err != nil {
 		return nil, false, err
@@ -334,7 +337,7 @@ type Parameter struct {
 // Parameters returns every parameter of the tool's schema for a call with
 // the model's arguments raw: the model's value, else the default, else the
 // typed zero value. Injected (system) parameters are left out.
-func (p *Pipeline) Parameters(raw json.RawMessage) ([]Parameter, error) {
+func (p *pipeline) Parameters(raw json.RawMessage) ([]Parameter, error) {
 	m, err := p.parse(raw)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ type Registry struct {
 type entry struct {
 	name   string
 	tool   Tool
-	pipe   *Pipeline
+	pipe   *pipeline
 	source string // "" for a tool added on its own
 	span   spanInfo
 }
@@ -68,7 +68,7 @@ func (r *Registry) compile(source string, tools []Tool) ([]*entry, error) {
 			return nil, fmt.Errorf("tool registry: a tool named %q is already registered", info.Name)
 		}
 		seen[info.Name] = true
-		p, err := NewPipeline(info)
+		p, err := newPipeline(info)
 		if err != nil {
 			return nil, fmt.Errorf("tool registry: %w", err)
 		}
@@ -239,18 +239,6 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return e.tool, true
 }
 
-// Name returns the registered tool name spelled b, as the registry holds
-// it: a name read from a request becomes a string without allocating.
-func (r *Registry) Name(b []byte) (string, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	e, ok := r.entries[string(b)]
-	if !ok {
-		return "", false
-	}
-	return e.name, true
-}
-
 // Tools returns the registered tools ordered by name.
 func (r *Registry) Tools() []Tool {
 	r.mu.RLock()
@@ -267,17 +255,6 @@ func (r *Registry) Len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return len(r.entries)
-}
-
-// Pipeline returns the argument pipeline of the named tool.
-func (r *Registry) Pipeline(name string) (*Pipeline, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	e, ok := r.entries[name]
-	if !ok {
-		return nil, false
-	}
-	return e.pipe, true
 }
 
 // Call calls the named tool with the model's arguments: the argument

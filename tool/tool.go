@@ -18,7 +18,7 @@ import (
 // Tool is anything that can be described to a model and called.
 //
 // Call receives the completed arguments as a JSON object: the model's
-// arguments after the argument pipeline ran over them (see Pipeline), with
+// arguments after the argument pipeline ran over them (see Registry.Call), with
 // defaults filled, injected parameters added, and the input schema
 // satisfied. Only a Registry runs the pipeline, so a tool is called through
 // a Registry; a tool that wraps another passes the arguments on as it got
@@ -58,7 +58,7 @@ type Info struct {
 	Execution *Execution `json:"execution,omitempty"`
 
 	// Injected names the parameters the host fills, never the model
-	// (seed 004's system parameters: an executor, a storage
+	// (system parameters such as an executor or a storage
 	// configuration). They are not in InputSchema, which is what a model
 	// sees; anything a model sends for them is dropped. They are never
 	// sent over MCP.

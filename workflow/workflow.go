@@ -1,5 +1,5 @@
 // Package workflow turns an agent's tool calls into a workflow that runs
-// again without a model (seed 004): one node per call, listing every
+// again without a model: one node per call, listing every
 // parameter of the tool's schema with the value the call used; edges where
 // a later call's parameter was fed by an earlier call's output; inputs for
 // what the user typed in the task.
@@ -67,7 +67,7 @@ type Parameter struct {
 	Input string `json:"input,omitempty"`
 	// Unset marks a parameter the recorded call did not give and whose
 	// schema has no default: Value is the type's empty value, listed for
-	// completeness (seed 004), and a run leaves the parameter out, as the
+	// completeness, and a run leaves the parameter out, as the
 	// call did.
 	Unset bool `json:"unset,omitempty"`
 }

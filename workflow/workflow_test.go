@@ -17,11 +17,12 @@ import (
 	"github.com/toolwire/toolwire/workflow"
 )
 
-// TestSeed004Golden: recording seed 004's call gives the node of the
-// seed's final JSON: the six non-system parameters with the model's
-// values, then the defaults; executor and storage absent.
-func TestSeed004Golden(t *testing.T) {
-	// Seed 004's function declaration, as the tool package's tests keep it.
+// TestRecordInputParametersGolden: recording a call of optimize_structure
+// (a tool with defaults and system parameters) gives the node of the
+// golden file: the six non-system parameters with the model's values,
+// then the defaults; executor and storage absent.
+func TestRecordInputParametersGolden(t *testing.T) {
+	// The tool's function declaration, as the tool package's tests keep it.
 	optimizeSchema, err := os.ReadFile(filepath.Join("..", "tool", "testdata", "optimize_structure.schema.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,14 +45,14 @@ func TestSeed004Golden(t *testing.T) {
 	if _, err := reg.Call(context.Background(), "optimize_structure", json.RawMessage(args)); err != nil {
 		t.Fatal(err)
 	}
-	wf := rec.Workflow("seed 004")
+	wf := rec.Workflow("optimize")
 	got, _ := json.MarshalIndent(wf.Nodes[0].InputParameters, "", "  ")
-	want, err := os.ReadFile(filepath.Join("testdata", "seed004_input_parameters.golden.json"))
+	want, err := os.ReadFile(filepath.Join("testdata", "input_parameters.golden.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(string(got)) != strings.TrimSpace(string(want)) {
-		t.Errorf("input_parameters:\n%s\nwant (seed 004):\n%s", got, want)
+		t.Errorf("input_parameters:\n%s\nwant (golden):\n%s", got, want)
 	}
 	if len(wf.Nodes) != 1 || wf.Nodes[0].Tool != "optimize_structure" || len(wf.Edges) != 0 {
 		t.Errorf("workflow %+v", wf)

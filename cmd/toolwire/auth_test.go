@@ -138,7 +138,7 @@ func TestServeAuthReplicas(t *testing.T) {
 	}
 	// What each tool answers for a handle that never existed: the other
 	// user's handle must read the same.
-	unknown := handle.New(handle.Kind{Prefix: "tbl"})
+	unknown := handle.NewID(handle.Kind{Prefix: "tbl"})
 	never := map[string]string{}
 	for _, u := range uses {
 		text, isErr := call("carol", 1, "", u.tool, args(u.tool, u.args, unknown, "carol"))

@@ -81,7 +81,7 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 	if err != nil {
 		return nil, err
 	}
-	h := host.New(cfg)
+	h := &host.Host{Config: cfg}
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.host.loginCommand()
 	if o.host.g.verbose {
@@ -93,7 +93,7 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 	// own; outermost, so that confirmation and recording see the call as
 	// the tool gets it.
 	results := &spill.Results{BudgetFor: func(c *tool.Call) int64 { return cfg.ResultBudget(c.Tool) }}
-	if err := results.Install(srv.Tools()); err != nil {
+	if err := results.Install(srv.Registry()); err != nil {
 		return nil, err
 	}
 	h.HideOutputSchemas = true // a result kept behind a handle has no structured content
@@ -108,7 +108,7 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 		return nil, err
 	}
 	if o.record != "" {
-		srv.Tools().Use(recordTo(&workflow.Recorder{}, o.record, stderr))
+		srv.Registry().Use(recordTo(&workflow.Recorder{}, o.record, stderr))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	if err := gw.Start(ctx); err != nil {

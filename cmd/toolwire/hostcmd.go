@@ -76,7 +76,7 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := host.New(cfg)
+	h := &host.Host{Config: cfg}
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.loginCommand()
 	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}

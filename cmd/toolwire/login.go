@@ -75,14 +75,14 @@ func (o *hostOptions) resolveServer(stderr io.Writer, arg string) (*host.Config,
 		cfg = &host.Config{Servers: map[string]*host.ServerConfig{}}
 	}
 	if !isURL {
-		sc, err := host.New(cfg).Server(arg)
+		sc, err := (&host.Host{Config: cfg}).Server(arg)
 		return cfg, sc, err
 	}
 	want, err := oauth.CanonicalResource(arg)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, name := range host.New(cfg).ServerNames() {
+	for _, name := range (&host.Host{Config: cfg}).ServerNames() {
 		sc := cfg.Servers[name]
 		if r, err := oauth.CanonicalResource(sc.URL); err == nil && sc.URL != "" && r == want {
 			return cfg, sc, nil
@@ -165,7 +165,7 @@ func (o *hostOptions) login(cmd *cobra.Command, arg string, noBrowser bool, port
 	if err != nil {
 		return err
 	}
-	h := host.New(cfg)
+	h := &host.Host{Config: cfg}
 	h.Client.Info.Name, h.Tokens = "toolwire", store
 	oc := h.OAuth(sc)
 	if len(scopes) > 0 {
@@ -421,7 +421,7 @@ func (o *hostOptions) servers(cmd *cobra.Command, asJSON, check bool) error {
 	if err != nil {
 		return err
 	}
-	h := host.New(cfg)
+	h := &host.Host{Config: cfg}
 	names := h.ServerNames()
 	entries := make([]serverEntry, len(names))
 	now := time.Now()
@@ -439,7 +439,7 @@ func (o *hostOptions) servers(cmd *cobra.Command, asJSON, check bool) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				tools, err := s.ServerTools(s.ctx, name)
+				tools, err := s.Tools(s.ctx, name)
 				e := &entries[i]
 				var lr *host.LoginRequiredError
 				switch {

@@ -353,7 +353,7 @@ they may be secrets).`,
 			if err != nil {
 				return err
 			}
-			sc, err := host.New(cfg).Server(args[0])
+			sc, err := (&host.Host{Config: cfg}).Server(args[0])
 			if err != nil {
 				return err
 			}
@@ -458,7 +458,7 @@ func (o *hostOptions) mcpList(cmd *cobra.Command, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	names := host.New(cfg).ServerNames()
+	names := (&host.Host{Config: cfg}).ServerNames()
 	servers := make([]mcpServer, len(names))
 	for i, n := range names {
 		servers[i] = describeMCPServer(cfg.Servers[n])
@@ -473,7 +473,7 @@ func (o *hostOptions) mcpList(cmd *cobra.Command, asJSON bool) error {
 		var wg sync.WaitGroup
 		for i, name := range names {
 			wg.Go(func() {
-				tools, err := s.ServerTools(s.ctx, name)
+				tools, err := s.Tools(s.ctx, name)
 				health(&servers[i], len(tools), err, o.loginCommand())
 			})
 		}

@@ -116,7 +116,7 @@ func (a authOptions) newAuth(ctx context.Context, srv *mcp.Server) (*bearer.Auth
 		return nil, err
 	}
 	for name := range toolScopes {
-		if _, ok := srv.Tools().Lookup(name); !ok {
+		if _, ok := srv.Registry().Lookup(name); !ok {
 			return nil, fmt.Errorf("--auth-tool-scope %s=…: this server has no tool %s (see toolwire serve's tools with toolwire tools)", name, name)
 		}
 	}
@@ -275,9 +275,9 @@ func newToolServer(o serveOptions, logger *slog.Logger) (_ *mcp.Server, opened o
 	}
 	// A call that leaves out a required argument asks the client's user
 	// for it, when the client can.
-	srv.Tools().AskMissing(true)
+	srv.Registry().AskMissing(true)
 	if o.tel != nil {
-		srv.Tools().SetTelemetry(*o.tel)
+		srv.Registry().SetTelemetry(*o.tel)
 	}
 	srv.Tasks.After = o.taskAfter
 	if o.stateKeyFile != "" {
@@ -339,7 +339,7 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 	if o.http == "" {
 		if isTerminal(stdin) {
 			fmt.Fprintf(stderr, "toolwire: serving %d tools over stdio (MCP messages, one JSON object per line).\n"+
-				"toolwire: this is meant to be launched by an MCP client; use --http to serve over HTTP. Ctrl-D ends.\n", srv.Tools().Len())
+				"toolwire: this is meant to be launched by an MCP client; use --http to serve over HTTP. Ctrl-D ends.\n", srv.Registry().Len())
 		}
 		if reqlog != nil {
 			stdin, stdout = reqlog.stdio(stdin, stdout)
@@ -377,7 +377,7 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o serveOptions, stdout io.W
 	}
 	hs, end := mcp.NewHTTPEndpoints(srv, cfg)
 	defer end()
-	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Tools().Len(), ln.Addr())
+	fmt.Fprintf(stdout, "toolwire: serving %d tools at http://%s/mcp (legacy SSE clients: /sse)\n", srv.Registry().Len(), ln.Addr())
 	if auth != nil {
 		fmt.Fprintf(stdout, "toolwire: requiring access tokens from %s for %s (metadata: %s)\n", o.auth.issuer, o.auth.audience, auth.MetadataURL())
 	}

@@ -42,7 +42,7 @@ The servers come from the configuration file: see toolwire help config.`,
 			if len(args) == 0 {
 				tools, err = s.Tools(s.ctx)
 			} else {
-				tools, err = s.ServerTools(s.ctx, args...)
+				tools, err = s.Tools(s.ctx, args...)
 			}
 			s.progress.close()
 			s.cache.save("tools", namesByServer(tools))

@@ -53,9 +53,9 @@ func newServer(logger *slog.Logger, tasks mcp.TaskStore, stateKey []byte) (*mcp.
 	addResources(srv)
 	addPrompts(srv)
 	addModernPrompts(srv)
-	srv.SetCompletionHandler(func(ctx context.Context, p *mcp.CompleteParams) (*mcp.Completion, error) {
+	srv.Completion = func(ctx context.Context, p *mcp.CompleteParams) (*mcp.Completion, error) {
 		return &mcp.Completion{Values: []string{}}, nil
-	})
+	}
 	return srv, nil
 }
 

@@ -69,7 +69,7 @@ func run(addr, redisAddr, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	defer h.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

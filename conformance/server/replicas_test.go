@@ -44,7 +44,7 @@ func TestReplicasShareRequestState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := mcp.NewHTTPHandler(srv)
+		h := &mcp.HTTPHandler{Server: srv}
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() { ts.Close(); h.Close() })
 		u, _ := url.Parse(ts.URL)

@@ -34,9 +34,9 @@ type Store struct {
 	Client redis.UniversalClient
 	// Prefix starts every key; empty means "toolwire:handle:".
 	Prefix string
-	// Lifetime is how long an entry lives after its last use; zero means
+	// TTL is how long an entry lives after its last use; zero means
 	// handle.DefaultTTL.
-	Lifetime time.Duration
+	TTL time.Duration
 }
 
 // New returns a store on the Redis server at addr: "host:port", or a
@@ -50,7 +50,7 @@ func New(addr string, ttl time.Duration) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Client: redis.NewClient(opts), Lifetime: ttl}, nil
+	return &Store{Client: redis.NewClient(opts), TTL: ttl}, nil
 }
 
 // options reads the address of a Redis server: host:port, or a URL.
@@ -80,10 +80,11 @@ func options(addr string) (*redis.Options, error) {
 	return opts, nil
 }
 
-// TTL returns the lifetime of an entry after its last use.
-func (s *Store) TTL() time.Duration {
-	if s.Lifetime > 0 {
-		return s.Lifetime
+// EntryTTL returns how long an entry lives after its last use: TTL, or
+// handle.DefaultTTL.
+func (s *Store) EntryTTL() time.Duration {
+	if s.TTL > 0 {
+		return s.TTL
 	}
 	return handle.DefaultTTL
 }
@@ -127,7 +128,7 @@ func (s *Store) Put(ctx context.Context, e handle.Entry) error {
 	k := s.key(e.ID)
 	_, err = s.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, k, "owner", e.Owner, "value", v, "size", e.Size)
-		p.PExpire(ctx, k, s.TTL())
+		p.PExpire(ctx, k, s.EntryTTL())
 		return nil
 	})
 	if err != nil {
@@ -149,7 +150,7 @@ return {v[2] or '', v[3] or ''}`)
 // Get returns owner's entry id, its value a json.RawMessage, and renews
 // its lifetime.
 func (s *Store) Get(ctx context.Context, owner, id string) (handle.Entry, error) {
-	vals, err := get.Run(ctx, s.Client, []string{s.key(id)}, owner, s.TTL().Milliseconds()).StringSlice()
+	vals, err := get.Run(ctx, s.Client, []string{s.key(id)}, owner, s.EntryTTL().Milliseconds()).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		return handle.Entry{}, fmt.Errorf("%s: %w", id, handle.ErrExpired)
 	}

@@ -32,7 +32,7 @@ func newStore(t *testing.T, addr string, ttl time.Duration) *redisstore.Store {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second})
 	t.Cleanup(func() { c.Close() })
-	return &redisstore.Store{Client: c, Lifetime: ttl}
+	return &redisstore.Store{Client: c, TTL: ttl}
 }
 
 // TestReplicas: two stores on one Redis (two replicas) resolve each
@@ -58,7 +58,7 @@ func TestReplicas(t *testing.T) {
 	}{
 		{b, h.ID, handle.ErrExpired},
 		{as(""), h.ID, handle.ErrExpired},
-		{a, handle.New((*table)(nil).HandleKind()), handle.ErrExpired},
+		{a, handle.NewID((*table)(nil).HandleKind()), handle.ErrExpired},
 		{a, "tbl_x", handle.ErrMalformed},
 		{a, "fil" + h.ID[3:], handle.ErrWrongKind},
 	} {
@@ -115,7 +115,7 @@ func TestTTL(t *testing.T) {
 	if _, err := handle.Resolve[*table](ctx, s, h.ID); !errors.Is(err, handle.ErrExpired) {
 		t.Fatalf("after expiry: %v", err)
 	}
-	if d := handle.Lifetime((*table)(nil).HandleKind(), s); d != "Tables expire after 1 hour unused." {
+	if d := handle.TTLNote((*table)(nil).HandleKind(), s); d != "Tables expire after 1 hour unused." {
 		t.Fatalf("lifetime text %q", d)
 	}
 }

@@ -37,7 +37,7 @@ func replica(t *testing.T, store mcp.TaskStore, tools ...tool.Tool) string {
 	if err := srv.AddTools(tools...); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); hs.Close() })
 	return hs.URL

@@ -7,6 +7,10 @@ package ctxkey
 // Client is the key of the tool.Client of a call.
 type Client struct{}
 
+// Caller is the key of the tool.Caller of a call (stored as a tool.Caller
+// value).
+type Caller struct{}
+
 // ToolSpan marks a context whose tool call an execute_tool span already
 // covers: the MCP client adds its attributes to that span, not a new one.
 type ToolSpan struct{}

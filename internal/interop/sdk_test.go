@@ -70,7 +70,7 @@ func newCalcServer(t *testing.T) string {
 	if err := srv.AddTools(calc.Tools()...); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	sse := &mcp.SSEHandler{Server: srv}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := srv.AddTools(echo); err != nil {
 		return nil, err
 	}
-	h := mcp.NewHTTPHandler(srv)
+	h := &mcp.HTTPHandler{Server: srv}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("soak: %w", err)

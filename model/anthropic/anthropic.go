@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
@@ -81,8 +82,8 @@ func (m *Model) DefersTools() bool {
 	return true
 }
 
-func (m *Model) endpoint() *model.Endpoint {
-	ep := model.NewEndpoint("anthropic", m.BaseURL, DefaultBaseURL, "/v1/messages", m.Header, "anthropic-version", Version, "x-api-key", m.APIKey)
+func (m *Model) endpoint() *adapter.Endpoint {
+	ep := adapter.NewEndpoint("anthropic", m.BaseURL, DefaultBaseURL, "/v1/messages", m.Header, "anthropic-version", Version, "x-api-key", m.APIKey)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 )
 
 // maxStreamEvent bounds one event of a streamed answer: a chunk carries a
@@ -135,7 +136,7 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 	for _, c := range a.calls {
 		call := model.ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(c.input)}
 		if call.ID == "" {
-			call.ID = model.NewCallID()
+			call.ID = adapter.NewCallID()
 		}
 		switch {
 		case stop == "max_tokens":
@@ -144,7 +145,7 @@ func (a *answer) response(stop string, u model.Usage) *model.Response {
 			// A tool without parameters streams no input at all.
 			call.Arguments = json.RawMessage(`{}`)
 		default:
-			call.Invalid = model.CheckArguments(call.Arguments)
+			call.Invalid = adapter.CheckArguments(call.Arguments)
 		}
 		res.Message.ToolCalls = append(res.Message.ToolCalls, call)
 	}
@@ -173,7 +174,7 @@ type wireEvent struct {
 
 // readStream reads a streamed answer, handing text and thinking to
 // onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+func readStream(ep *adapter.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 	var a answer
 	var u usage
 	produced := false
@@ -216,7 +217,7 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 		case "message_stop":
 			done = true
 		case "error":
-			return model.StreamError(ep.Provider, ep.URL, data)
+			return adapter.StreamError(ep.Provider, ep.URL, data)
 		}
 		// ping, content_block_stop and events yet unknown need nothing.
 		return nil

@@ -8,7 +8,7 @@
 //   - finishReason is STOP even when the model called functions: the stop
 //     reason is tool_calls whenever the answer has calls.
 //   - functionCall parts rarely carry an id: one is made up
-//     (model.NewCallID). The results go back as functionResponse parts in
+//     (adapter.NewCallID). The results go back as functionResponse parts in
 //     the order of the calls, with the calls' names, and with the ids
 //     (the API takes an id on both; the pair stays consistent);
 //     functionResponse.response is {"output": text}, or {"error": text}
@@ -44,6 +44,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
@@ -80,14 +81,14 @@ type Model struct {
 	envelope wirecache.Envelopes[settings]
 }
 
-func (m *Model) endpoint(stream bool) *model.Endpoint {
+func (m *Model) endpoint(stream bool) *adapter.Endpoint {
 	path := "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(m.Name, "models/"))
 	if stream {
 		path += ":streamGenerateContent?alt=sse"
 	} else {
 		path += ":generateContent"
 	}
-	ep := model.NewEndpoint("gemini", m.BaseURL, DefaultBaseURL, path, m.Header, "x-goog-api-key", m.APIKey)
+	ep := adapter.NewEndpoint("gemini", m.BaseURL, DefaultBaseURL, path, m.Header, "x-goog-api-key", m.APIKey)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }
@@ -449,7 +450,7 @@ func (a *answer) chunk(w *wireResponse, emit func(model.Delta)) {
 		case p.FunctionCall != nil:
 			call := model.ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Args, Signature: p.ThoughtSignature}
 			if call.ID == "" {
-				call.ID = model.NewCallID()
+				call.ID = adapter.NewCallID()
 			}
 			a.calls = append(a.calls, call)
 		case p.Thought:
@@ -515,7 +516,7 @@ func (a *answer) response() *model.Response {
 		if a.finishMessage != "" {
 			why += ": " + a.finishMessage
 		}
-		res.Message.ToolCalls = append(res.Message.ToolCalls, model.ToolCall{ID: model.NewCallID(), Name: name, Arguments: emptyArgs, Invalid: why})
+		res.Message.ToolCalls = append(res.Message.ToolCalls, model.ToolCall{ID: adapter.NewCallID(), Name: name, Arguments: emptyArgs, Invalid: why})
 	}
 	switch {
 	case a.finish == "MAX_TOKENS":
@@ -545,7 +546,7 @@ func readResponse(resp *http.Response) (*model.Response, error) {
 
 // readStream reads a streamed answer, handing text and thoughts to
 // onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+func readStream(ep *adapter.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 	var a answer
 	produced := false
 	emit := func(d model.Delta) {
@@ -559,7 +560,7 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)
 		}
 		if len(w.Error) > 0 && string(w.Error) != "null" {
-			return model.StreamError(ep.Provider, ep.URL, data)
+			return adapter.StreamError(ep.Provider, ep.URL, data)
 		}
 		a.chunk(&w, emit)
 		return nil

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
@@ -97,8 +98,8 @@ type Model struct {
 	envelope wirecache.Envelopes[settings]
 }
 
-func (m *Model) endpoint() *model.Endpoint {
-	ep := model.NewEndpoint("ollama", m.Host, DefaultHost, "/api/chat", m.Header)
+func (m *Model) endpoint() *adapter.Endpoint {
+	ep := adapter.NewEndpoint("ollama", m.Host, DefaultHost, "/api/chat", m.Header)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }
@@ -312,11 +313,11 @@ type wireResponse struct {
 
 // read reads an answer, one JSON object or (streamed) a line of JSON per
 // piece, handing text and thinking to emit.
-func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.Delta)) (*model.Response, bool, error) {
+func read(ep *adapter.Endpoint, resp *http.Response, stream bool, emit func(model.Delta)) (*model.Response, bool, error) {
 	var (
 		text     strings.Builder
 		thinking strings.Builder
-		think    model.ThinkSplitter
+		think    adapter.ThinkSplitter
 		inline   strings.Builder
 		calls    []model.ToolCall
 		produced bool
@@ -347,7 +348,7 @@ func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.
 		}
 		if w.Error != "" {
 			b, _ := json.Marshal(map[string]string{"error": w.Error})
-			return nil, produced, model.StreamError(ep.Provider, ep.URL, b)
+			return nil, produced, adapter.StreamError(ep.Provider, ep.URL, b)
 		}
 		if m := w.Message; m != nil {
 			if m.Thinking != "" {
@@ -398,7 +399,7 @@ func read(ep *model.Endpoint, resp *http.Response, stream bool, emit func(model.
 func toolCall(tc wireToolCall) model.ToolCall {
 	c := model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 	if c.ID == "" {
-		c.ID = model.NewCallID()
+		c.ID = adapter.NewCallID()
 	}
 	var v any
 	switch {

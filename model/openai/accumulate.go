@@ -9,13 +9,14 @@ import (
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 )
 
 // accumulator puts an answer together from what the server sends, whole or
 // in stream deltas.
 type accumulator struct {
 	text     strings.Builder
-	think    model.ThinkSplitter
+	think    adapter.ThinkSplitter
 	thoughts []model.Reasoning
 	calls    []*partialCall
 	byIndex  map[int]*partialCall
@@ -153,7 +154,7 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		}
 		call := model.ToolCall{ID: c.id, Name: c.name}
 		if call.ID == "" {
-			call.ID = model.NewCallID()
+			call.ID = adapter.NewCallID()
 		}
 		args, err := unquote(c.rawArgs)
 		if err != nil {
@@ -167,7 +168,7 @@ func (a *accumulator) response(finish string, usage model.Usage) *model.Response
 		case len(bytes.TrimSpace(args)) == 0:
 			call.Arguments = json.RawMessage(`{}`)
 		default:
-			if msg := model.CheckArguments(call.Arguments); msg != "" {
+			if msg := adapter.CheckArguments(call.Arguments); msg != "" {
 				call.Invalid = msg
 			}
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wirecache"
 )
 
@@ -53,7 +54,7 @@ type Model struct {
 	envelope wirecache.Envelopes[settings]
 }
 
-func (m *Model) endpoint() *model.Endpoint {
+func (m *Model) endpoint() *adapter.Endpoint {
 	provider := m.Provider
 	if provider == "" {
 		provider = "openai"
@@ -62,7 +63,7 @@ func (m *Model) endpoint() *model.Endpoint {
 	if m.APIKey != "" {
 		bearer = "Bearer " + m.APIKey
 	}
-	ep := model.NewEndpoint(provider, m.BaseURL, DefaultBaseURL, "/chat/completions", m.Header, "Authorization", bearer)
+	ep := adapter.NewEndpoint(provider, m.BaseURL, DefaultBaseURL, "/chat/completions", m.Header, "Authorization", bearer)
 	ep.Client, ep.Retry = m.Client, m.Retry
 	return ep
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolwire/toolwire/internal/jsonvalue"
 	"github.com/toolwire/toolwire/internal/sse"
 	"github.com/toolwire/toolwire/model"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 )
 
 // maxStreamEvent bounds one event of a streamed answer: a chunk carries a
@@ -65,7 +66,7 @@ func readAll(resp *http.Response) ([]byte, error) {
 }
 
 // readStream reads a streamed answer, handing text to onDelta.
-func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
+func readStream(ep *adapter.Endpoint, resp *http.Response, onDelta func(model.Delta)) (*model.Response, bool, error) {
 	var r answerReader
 	produced := false
 	finish := ""
@@ -88,7 +89,7 @@ func readStream(ep *model.Endpoint, resp *http.Response, onDelta func(model.Delt
 			return fmt.Errorf("reading a stream chunk %.200q: %w", data, err)
 		}
 		if p.isError {
-			return model.StreamError(ep.Provider, ep.URL, data)
+			return adapter.StreamError(ep.Provider, ep.URL, data)
 		}
 		if p.usage != nil {
 			usage = p.usage

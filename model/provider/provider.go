@@ -195,7 +195,7 @@ func (r *registry) open(spec string, o Options) (model.Model, error) {
 		return nil, fmt.Errorf("model %q: %s needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1) or pass --base-url", spec, name, p.BaseURLEnv)
 	}
 	if c.APIKey == "" && len(p.KeyEnv) > 0 {
-		key, err := model.Key(getenv, name, p.KeyEnv...)
+		key, err := apiKey(getenv, name, p.KeyEnv...)
 		if err != nil && !p.KeyOptional {
 			return nil, fmt.Errorf("model %q: %w", spec, err)
 		}
@@ -230,4 +230,15 @@ func (r *registry) names() string {
 		out = append(out, p.Name)
 	}
 	return strings.Join(out, ", ")
+}
+
+// apiKey returns the value of the first of names that is set in env, or an
+// error naming the variable to set.
+func apiKey(env model.Getenv, provider string, names ...string) (string, error) {
+	for _, n := range names {
+		if v := strings.TrimSpace(env(n)); v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%s needs an API key: set %s (or pass --api-key)", provider, strings.Join(names, " or "))
 }

@@ -346,7 +346,7 @@ func Open(ctx context.Context, cfg Config) (*Toolset, error) {
 		if max == 0 {
 			max = DefaultMaxBytes
 		}
-		t.store = &handle.Memory{Lifetime: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
+		t.store = &handle.Memory{TTL: cfg.TTL, MaxBytes: max, OnDrop: t.dropEntry}
 	}
 	if t.dataDir != "" {
 		t.sweep() // what replicas that died left
@@ -476,7 +476,7 @@ const staleWrite = time.Hour
 // and than the tables swept.
 func (t *Toolset) sweep() {
 	now := time.Now()
-	ttl := 2 * t.store.TTL()
+	ttl := 2 * t.store.EntryTTL()
 	for pattern, age := range map[string]time.Duration{"t_*.parquet": ttl, "t_*.parquet.tmp": max(ttl, staleWrite)} {
 		files, err := filepath.Glob(filepath.Join(t.dataDir, pattern))
 		if err != nil {

@@ -115,7 +115,7 @@ func TestForgedRedisEntries(t *testing.T) {
 		{name: "size negative", tool: "describe", value: stored, size: "-1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			id := handle.New((*Table)(nil).HandleKind())
+			id := handle.NewID((*Table)(nil).HandleKind())
 			size := c.size
 			if size == "" {
 				size = "100"

@@ -77,18 +77,19 @@ func mustTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return text
 }
 
-// TestSeed000OverStdio is seed 000's flow through `toolwire serve data`
+// TestCSVFlowOverStdio is the CSV flow (load, drop missing, describe)
+// through `toolwire serve data`
 // over stdio on a generated 50,000-row CSV with missing cells: what the
 // model reads and writes is under 1% of the naive flow's, and the cleaned
 // table equals a direct computation on the file, cell for cell.
-func TestSeed000OverStdio(t *testing.T) {
+func TestCSVFlowOverStdio(t *testing.T) {
 	dir := t.TempDir()
 	var csvText bytes.Buffer
 	must(t, demo.GenerateCSV(&csvText, 50000, 1))
 	must(t, os.WriteFile(filepath.Join(dir, "sales.csv"), csvText.Bytes(), 0o644))
 	var progress []string
 	var mu sync.Mutex
-	c := &mcp.Client{Info: mcp.Implementation{Name: "seed000-test", Version: "1"}, Notify: func(method string, params json.RawMessage) {
+	c := &mcp.Client{Info: mcp.Implementation{Name: "csvflow-test", Version: "1"}, Notify: func(method string, params json.RawMessage) {
 		if method == "notifications/progress" {
 			mu.Lock()
 			progress = append(progress, string(params))
@@ -109,7 +110,7 @@ func TestSeed000OverStdio(t *testing.T) {
 	if r.Handle*100 > r.Naive {
 		t.Errorf("with handles the model handles %d bytes, more than 1%% of the naive flow's %d", r.Handle, r.Naive)
 	}
-	t.Logf("seed 000 over stdio: %d bytes (~%d tokens) with handles, %d (~%d tokens) naive: %.3f%%",
+	t.Logf("CSV flow over stdio: %d bytes (~%d tokens) with handles, %d (~%d tokens) naive: %.3f%%",
 		r.Handle, demo.Tokens(r.Handle), r.Naive, demo.Tokens(r.Naive), 100*float64(r.Handle)/float64(r.Naive))
 	var loaded TableInfo
 	must(t, json.Unmarshal([]byte(r.Steps[0].Result), &loaded))

@@ -145,7 +145,7 @@ func TestCallers(t *testing.T) {
 	h, _ := e.load("sales.csv")
 	a := e.ctx
 	e.ctx = tool.WithCaller(context.Background(), tool.Caller{ID: "token:b"})
-	unknown := handle.New((*Table)(nil).HandleKind())
+	unknown := handle.NewID((*Table)(nil).HandleKind())
 	for _, name := range []string{"head", "describe", "drop_missing", "release", "save_csv"} {
 		args := map[string]any{"table": h, "path": "b.csv"}
 		if name != "save_csv" {
@@ -199,7 +199,7 @@ func TestSharedDataDir(t *testing.T) {
 	must(t, err)
 	stray := filepath.Join(dataDir, "t_stray.parquet")
 	must(t, os.WriteFile(stray, b, 0o644))
-	old := time.Now().Add(-3 * store.TTL())
+	old := time.Now().Add(-3 * store.EntryTTL())
 	must(t, os.Chtimes(stray, old, old))
 	must(t, os.Chtimes(files[0], old, old))
 	e2.must("filter", map[string]any{"table": h, "column": "units", "op": "not_missing"})

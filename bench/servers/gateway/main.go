@@ -32,7 +32,7 @@ func main() {
 		if *upURL != "" {
 			sc.Type = "http"
 		}
-		h := host.New(&host.Config{Servers: map[string]*host.ServerConfig{"up": sc}, Path: "bench"})
+		h := &host.Host{Config: &host.Config{Servers: map[string]*host.ServerConfig{"up": sc}, Path: "bench"}}
 		h.Client.ProtocolVersion = *upEra
 		if err := gateway.New(h, srv).Start(ctx); err != nil {
 			log.Fatal(err)
@@ -45,7 +45,7 @@ func main() {
 		},
 		func() http.Handler {
 			start(context.Background())
-			return mcp.NewHTTPHandler(srv)
+			return &mcp.HTTPHandler{Server: srv}
 		},
 	)
 }

@@ -18,7 +18,7 @@ func main() {
 		func() http.Handler {
 			// Library defaults: legacy clients (like the driver) get a
 			// session (Mcp-Session-Id); responses as the library decides.
-			return mcp.NewHTTPHandler(s)
+			return &mcp.HTTPHandler{Server: s}
 		},
 	)
 }

@@ -19,7 +19,7 @@ func main() {
 		Info:         mcp.Implementation{Name: "toolwire", Version: "(devel)"},
 		Instructions: "Tools for exact arithmetic and for dates and times across time zones.",
 	}
-	srv.Tools().AskMissing(true)
+	srv.Registry().AskMissing(true)
 	if err := srv.AddTools(calc.Tools()...); err != nil {
 		fmt.Fprintln(os.Stderr, "toolwirecalc:", err)
 		os.Exit(1)

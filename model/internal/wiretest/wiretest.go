@@ -133,7 +133,7 @@ func indent(b []byte) string {
 }
 
 // AnyID, as a wanted ToolCall.ID, accepts an id made up by the adapter
-// (model.NewCallID: 9 letters and digits).
+// (adapter.NewCallID: 9 letters and digits).
 const AnyID = "*"
 
 var madeUpID = regexp.MustCompile(`^[A-Za-z0-9]{9}$`)

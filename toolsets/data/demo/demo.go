@@ -1,4 +1,4 @@
-// Package demo runs seed 000's flow — read a CSV, drop the rows with
+// Package demo runs the CSV flow — read a CSV, drop the rows with
 // missing values, describe what is left — over MCP against the data
 // toolset, and measures what a model reads compared with the naive flow
 // in which tools return the rows and the model passes them on.

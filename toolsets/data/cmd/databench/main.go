@@ -1,4 +1,4 @@
-// Command databench times seed 000's flow in process on a large CSV file —
+// Command databench times the CSV flow in process on a large CSV file —
 // load_csv, drop_missing, describe, through a tool registry as an agent
 // calls them — and reports load_csv's throughput and the process's peak
 // resident memory. bench/data/run.sh runs it next to pandas.

@@ -1,4 +1,4 @@
-// Command seed000 runs seed 000's flow for real over MCP: it launches the
+// Command seed000 runs the CSV flow for real over MCP: it launches the
 // data server (toolwire serve data) on stdio in the CSV file's directory,
 // calls load_csv, drop_missing and describe, and prints what each tool
 // returned to the model next to the size of the data it handled.

@@ -1,4 +1,8 @@
-package model
+// Package adapter holds what the model adapters (model/openai,
+// model/anthropic, model/gemini, model/ollama) share and a user of package
+// model does not need: ids for tool calls a provider left without one,
+// the check of a call's arguments, and the splitting of inline reasoning.
+package adapter
 
 import "strings"
 

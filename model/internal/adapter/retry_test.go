@@ -1,4 +1,4 @@
-package model_test
+package adapter_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/model/anthropic"
 	"github.com/toolwire/toolwire/model/gemini"
+	"github.com/toolwire/toolwire/model/internal/adapter"
 	"github.com/toolwire/toolwire/model/internal/wiretest"
 	"github.com/toolwire/toolwire/model/ollama"
 )
@@ -28,7 +29,7 @@ var (
 	noQuota   = `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`
 )
 
-// TestRetry posts once through model.Endpoint to a server that answers
+// TestRetry posts once through adapter.Endpoint to a server that answers
 // with replies in order, and counts the requests it saw.
 func TestRetry(t *testing.T) {
 	tests := []struct {
@@ -69,7 +70,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := wiretest.NewServer(t, tt.replies...)
-			ep := &model.Endpoint{Provider: "test", URL: srv.URL + "/v1/x", Retry: tt.policy}
+			ep := &adapter.Endpoint{Provider: "test", URL: srv.URL + "/v1/x", Retry: tt.policy}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var got string

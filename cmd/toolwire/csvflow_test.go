@@ -91,12 +91,13 @@ func dataServer(t *testing.T, dir string) string {
 	return writeConfig(t, map[string]string{"data": string(b)})
 }
 
-// TestSeed000ThroughTheAgent is seed 000's flow end to end: toolwire run,
+// TestCSVFlowThroughTheAgent is the CSV flow (load, drop missing,
+// describe) end to end: toolwire run,
 // a scripted model, the data server on MCP stdio, a generated 50,000-row
 // CSV with missing cells. The model is sent under 1% of what the naive
 // flow (tools return the rows, the model passes them on) would send it,
 // and the cleaned table equals a direct computation, cell for cell.
-func TestSeed000ThroughTheAgent(t *testing.T) {
+func TestCSVFlowThroughTheAgent(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := salesCSV(t, dir, "sales.csv", 50_000, 7)
 	out := filepath.Join(dir, "clean.csv")
@@ -143,12 +144,12 @@ func TestSeed000ThroughTheAgent(t *testing.T) {
 	}
 }
 
-// TestSeed000Workflow records seed 000's flow (load, drop missing,
+// TestCSVFlowWorkflow records the CSV flow (load, drop missing,
 // describe) through the agent, and replays the workflow on another CSV
 // with no model: three nodes, two edges carried by table handles, one
 // input (the CSV's path); the replay's description counts the rows a
 // direct computation keeps.
-func TestSeed000Workflow(t *testing.T) {
+func TestCSVFlowWorkflow(t *testing.T) {
 	dir := t.TempDir()
 	first := salesCSV(t, dir, "january.csv", 2_000, 1)
 	m := newPlanner(t, [][2]string{
@@ -157,7 +158,7 @@ func TestSeed000Workflow(t *testing.T) {
 		{"data__describe", `{"table":"{table}"}`},
 	}, "Described.")
 	cfg := dataServer(t, dir)
-	wfPath := filepath.Join(dir, "seed000.json")
+	wfPath := filepath.Join(dir, "csvflow.json")
 	r := runEnv(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + m.URL + "/v1"}, "",
 		"run", "--config", cfg, "--toolsets=", "--yes", "-m", "openai:test", "--record", wfPath, "Load "+first+", drop the rows with missing cells and describe it.")
 	if r.code != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +162,40 @@ func TestHintsLine(t *testing.T) {
 	for _, tt := range tests {
 		if got := hintsLine(tt.a); got != tt.want {
 			t.Errorf("hintsLine(%+v) = %q, want %q", tt.a, got, tt.want)
+		}
+	}
+}
+
+// TestServeForbiddenNamesFlags: serve --http refuses a Host or an Origin
+// it does not allow with a 403 that names the flag that allows it.
+func TestServeForbiddenNamesFlags(t *testing.T) {
+	addr := serveHTTPForTest(t)
+	for _, tt := range []struct {
+		host, origin, want string
+	}{
+		{"evil.example", "", `Host "evil.example" is not allowed (DNS rebinding protection): the server must allow it (toolwire serve --allow-host NAME`},
+		{"", "http://evil.example", `Origin "http://evil.example" is not allowed (DNS rebinding protection): the server must allow it (toolwire serve --allow-origin ORIGIN`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Message string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || err != nil || !strings.Contains(body.Error.Message, tt.want) {
+			t.Errorf("Host %q Origin %q: %d %q (%v); want 403 with %q", tt.host, tt.origin, resp.StatusCode, body.Error.Message, err, tt.want)
 		}
 	}
 }

@@ -70,6 +70,7 @@ func TestCallOutput(t *testing.T) {
 		{"bad :=", []string{"shapes__record", "count:=x"}, 2, "", "count:=x: the value is not valid JSON"},
 		{"JSON then key=value", []string{"shapes__record", `{"count":1}`, "dry=true"}, 2, "", "the JSON arguments are one"},
 		{"key=value then not", []string{"shapes__record", "count=1", "dry"}, 2, "", `argument "dry" is not key=value`},
+		{"a power as in Python", []string{"shapes__calculate", "expression=2**3"}, 1, "", "operator ** is not supported (at character 2): for a power, use pow(2, 3)"},
 		{"bare name", []string{"calculate", "expression=1"}, 1, "", `no tool "calculate"`},
 		{"misspelled bare name", []string{"calcluate"}, 1, "", "did you mean shapes__calculate?"},
 	}

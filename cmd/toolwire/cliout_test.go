@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/tool"
 )
@@ -198,5 +202,48 @@ func TestServeForbiddenNamesFlags(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden || err != nil || !strings.Contains(body.Error.Message, tt.want) {
 			t.Errorf("Host %q Origin %q: %d %q (%v); want 403 with %q", tt.host, tt.origin, resp.StatusCode, body.Error.Message, err, tt.want)
 		}
+	}
+}
+
+// TestServeStdioInterrupted: Ctrl-C (SIGINT) or SIGTERM ends serve over
+// stdio with status 0 and nothing on stderr, as it does serve --http.
+func TestServeStdioInterrupted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(build(t), "serve")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill() }()
+			// Serving once it answers.
+			fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+				t.Fatalf("serve answered %q, %v\n%s", line, err, stderr.String())
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("serve did not end after %v", sig)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 0 || stderr.String() != "" {
+				t.Errorf("after %v: exit %d, stderr %q; want 0 and nothing", sig, code, stderr.String())
+			}
+		})
 	}
 }

@@ -36,10 +36,11 @@ func keyValueArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, 
 		}
 		key, val, _ := strings.Cut(arg, "=")
 		if k, ok := strings.CutSuffix(key, ":"); ok && k != "" {
-			if !json.Valid([]byte(val)) {
+			raw := json.RawMessage(val)
+			if !json.Valid(raw) {
 				return nil, fmt.Errorf("argument %s:=%s: the value is not valid JSON (use %s=%s for a string)", k, val, k, val)
 			}
-			obj[k] = json.RawMessage(val)
+			obj[k] = raw
 			continue
 		}
 		v, err := typedValue(val, types[key])

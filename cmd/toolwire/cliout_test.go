@@ -247,3 +247,23 @@ func TestServeStdioInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaParamsDepth: nested fields are shown down to maxParamDepth
+// levels, no deeper.
+func TestSchemaParamsDepth(t *testing.T) {
+	leaf := `{"type": "string"}`
+	for _, name := range []string{"f", "e", "d", "c", "b", "a"} {
+		leaf = fmt.Sprintf(`{"type": "object", "properties": {%q: %s}}`, name, leaf)
+	}
+	params, err := schemaParams(json.RawMessage(leaf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range params {
+		names = append(names, p.name)
+	}
+	if got := strings.Join(names, " "); got != "a a.b a.b.c a.b.c.d" {
+		t.Errorf("rows %q, want 4 levels (maxParamDepth)", got)
+	}
+}

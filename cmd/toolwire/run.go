@@ -331,7 +331,7 @@ func (p *runPrinter) event(e agent.Event) {
 	defer p.mu.Unlock()
 	switch e.Type {
 	case agent.EventText:
-		if p.quiet {
+		if p.quiet { // the final answer alone, printed by finish
 			return
 		}
 		fmt.Fprint(p.out, e.Text)

@@ -161,11 +161,7 @@ type evaluator struct {
 
 // text returns the source of a node, for messages.
 func (ev *evaluator) text(n ast.Node) string {
-	from, to := int(n.Pos())-1, int(n.End())-1 // positions count from 1
-	if from < 0 || to > len(ev.src) || from > to {
-		return "?"
-	}
-	return ev.src[from:to]
+	return ev.src[n.Pos()-1 : n.End()-1] // positions count from 1
 }
 
 // powerHint refuses x op y, op an operator other languages use for

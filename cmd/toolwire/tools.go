@@ -308,7 +308,7 @@ func newCallCmd(g *globalOptions) *cobra.Command {
 	o := hostOptions{g: g}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "call SERVER__TOOL [JSON_ARGS]",
+		Use:   "call SERVER__TOOL [JSON_ARGS | KEY=VALUE...]",
 		Short: "Call one tool of a configured MCP server",
 		Long: `Call a tool by its full name (see toolwire tools) with arguments as a JSON
 object ("-" reads them from stdin) or as key=value pairs: a value is read

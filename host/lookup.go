@@ -82,7 +82,11 @@ type NotFoundError struct {
 // Error names the kind and the name, and the similar names if any.
 func (e *NotFoundError) Error() string {
 	msg := fmt.Sprintf("no %s %q", e.Kind, e.Name)
-	if len(e.Servers) == 0 {
+	switch {
+	case len(e.Servers) > 0:
+	case !strings.Contains(e.Name, "__"):
+		msg += " (the name lacks its server's prefix)"
+	default:
 		msg += " (its prefix names no configured server)"
 	}
 	if len(e.Suggestions) > 0 {

@@ -13,10 +13,12 @@ import (
 )
 
 // isKeyValue reports whether a command-line argument of call is a
-// key=value (or key:=json) argument rather than JSON.
+// key=value (or key:=json) argument rather than JSON: its key is a
+// parameter's name, without spaces, quotes or brackets.
 func isKeyValue(arg string) bool {
-	i := strings.IndexByte(arg, '=')
-	return i > 0 && !strings.HasPrefix(strings.TrimSpace(arg), "{")
+	key, _, ok := strings.Cut(arg, "=")
+	key = strings.TrimSuffix(key, ":")
+	return ok && key != "" && !strings.ContainsAny(key, " \t\n\"'{}[]:=")
 }
 
 // keyValueArgs turns call's key=value arguments into a JSON object: each
@@ -35,7 +37,7 @@ func keyValueArgs(args []string, inputSchema json.RawMessage) (json.RawMessage, 
 			return nil, fmt.Errorf("argument %q is not key=value: give the arguments either as one JSON object or as key=value pairs (key:=JSON for a JSON value)", arg)
 		}
 		key, val, _ := strings.Cut(arg, "=")
-		if k, ok := strings.CutSuffix(key, ":"); ok && k != "" {
+		if k, ok := strings.CutSuffix(key, ":"); ok {
 			raw := json.RawMessage(val)
 			if !json.Valid(raw) {
 				return nil, fmt.Errorf("argument %s:=%s: the value is not valid JSON (use %s=%s for a string)", k, val, k, val)

@@ -73,6 +73,8 @@ func TestCallOutput(t *testing.T) {
 		{"not JSON", []string{"shapes__record", "count=1", "tags=[a"}, 2, "", "the tool takes JSON here (array)"},
 		{"bad :=", []string{"shapes__record", "count:=x"}, 2, "", "count:=x: the value is not valid JSON"},
 		{"JSON then key=value", []string{"shapes__record", `{"count":1}`, "dry=true"}, 2, "", "the JSON arguments are one"},
+		{"JSON with =", []string{"shapes__record", `{"count": 1, "label": "a=b"}`}, 0, "{\n  \"count\": 1,\n  \"label\": \"a=b\"\n}\n", ""},
+		{"not an object", []string{"shapes__record", `["a=b"]`}, 1, "", ""},
 		{"key=value then not", []string{"shapes__record", "count=1", "dry"}, 2, "", `argument "dry" is not key=value`},
 		{"a power as in Python", []string{"shapes__calculate", "expression=2**3"}, 1, "", "operator ** is not supported (at character 2): for a power, use pow(2, 3)"},
 		{"bare name", []string{"calculate", "expression=1"}, 1, "", `no tool "calculate"`},

@@ -73,7 +73,11 @@ type NotFoundError struct {
 // Error names the kind and the name, and the similar names if any.
 func (e *NotFoundError) Error() string {
 	msg := fmt.Sprintf("no %s %q", e.Kind, e.Name)
-	if len(e.Servers) == 0 {
+	switch {
+	case len(e.Servers) > 0:
+	case !strings.Contains(e.Name, "__"):
+		msg += " (the name lacks its server's prefix)"
+	default:
 		msg += " (its prefix names no configured server)"
 	}
 	if len(e.Suggestions) > 0 {
@@ -99,9 +103,16 @@ func (h *Host) Lookup(ctx context.Context, name string) (tool.Tool, error) {
 	}
 	var suggestions []string
 	if len(owners) == 0 {
-		prefix, rest, _ := strings.Cut(name, "__")
-		for _, n := range tool.Suggest(prefix, h.ServerNames()) {
-			suggestions = append(suggestions, h.prefixOf(n)+rest)
+		prefix, rest, found := strings.Cut(name, "__")
+		if found {
+			for _, n := range tool.Suggest(prefix, h.ServerNames()) {
+				suggestions = append(suggestions, h.prefixOf(n)+rest)
+			}
+		} else {
+			rest = name
+		}
+		if len(suggestions) == 0 {
+			suggestions = h.suggestUnprefixed(ctx, rest)
 		}
 	} else {
 		names := make([]string, 0, len(tools))
@@ -111,4 +122,33 @@ func (h *Host) Lookup(ctx context.Context, name string) (tool.Tool, error) {
 		suggestions = tool.Suggest(name, names)
 	}
 	return nil, &NotFoundError{Kind: "tool", Name: name, Suggestions: suggestions, Servers: owners}
+}
+
+// suggestUnprefixed suggests the tools of every server whose names without
+// their server's prefix are close to name: for a name given without its
+// prefix ("read_file" for "files__read_file"). The servers that fail are
+// left out.
+func (h *Host) suggestUnprefixed(ctx context.Context, name string) []string {
+	tools, _ := h.toolsOf(ctx, h.ServerNames())
+	full := map[string][]string{}
+	var bare []string
+	for _, t := range tools {
+		n := t.Info().Name
+		b := strings.TrimPrefix(n, h.prefixOf(t.(*RemoteTool).Server()))
+		if _, seen := full[b]; !seen {
+			bare = append(bare, b)
+		}
+		full[b] = append(full[b], n)
+	}
+	var out []string
+	if names, ok := full[name]; ok {
+		out = names
+	}
+	for _, b := range tool.Suggest(name, bare) {
+		out = append(out, full[b]...)
+	}
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out
 }

@@ -33,6 +33,8 @@ func TestLookup(t *testing.T) {
 	}{
 		{"fake__pong", []string{`no tool "fake__pong"`, "did you mean fake__ping?"}},
 		{"faek__ping", []string{`no tool "faek__ping"`, "names no configured server", "fake__ping"}},
+		{"ping", []string{`no tool "ping" (the name lacks its server's prefix); did you mean fake__ping?`}},
+		{"pnig", []string{`no tool "pnig"`, "did you mean fake__ping?"}},
 		{"broken__x", []string{`cannot look up tool "broken__x"`, `server "broken"`, "start", "definitely-not-a-command-xyz"}},
 	}
 	for _, tt := range tests {

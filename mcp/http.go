@@ -134,9 +134,9 @@ func guardOrigin(w http.ResponseWriter, r *http.Request, hosts, origins []string
 	var msg string
 	switch origin := r.Header.Get("Origin"); {
 	case !hostAllowed(hosts, r.Host):
-		msg = fmt.Sprintf("forbidden: Host %q is not allowed (DNS rebinding protection); set AllowedHosts to serve other names", r.Host)
+		msg = fmt.Sprintf("forbidden: Host %q is not allowed (DNS rebinding protection): the server must allow it (toolwire serve --allow-host NAME; in Go, the handler's AllowedHosts)", r.Host)
 	case origin != "" && !originAllowed(origins, origin):
-		msg = fmt.Sprintf("forbidden: Origin %q is not allowed (DNS rebinding protection); set AllowedOrigins to accept it", origin)
+		msg = fmt.Sprintf("forbidden: Origin %q is not allowed (DNS rebinding protection): the server must allow it (toolwire serve --allow-origin ORIGIN; in Go, the handler's AllowedOrigins)", origin)
 	default:
 		return true
 	}

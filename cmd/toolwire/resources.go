@@ -23,12 +23,14 @@ func newResourcesCmd(g *globalOptions) *cobra.Command {
 		Use:   "resources [SERVER...]",
 		Short: "List the resources of the configured MCP servers",
 		Long: `Connect to the configured MCP servers (or only those named) and list the
-resources they offer: server, URI, name, MIME type. "toolwire read URI"
-prints one.
+resources they offer: server, URI, name, MIME type; then their resource
+templates (URIs with {parameters} to fill in). "toolwire read URI" prints
+one. With --json, the resources come first, each with its "uri", then the
+templates, each with its "uriTemplate".
 
 The servers come from the configuration file: see toolwire help config.`,
 		Example: `  toolwire resources
-  toolwire resources everything --json | jq -r '.[].uri'`,
+  toolwire resources everything --json | jq -r '.[].uri // empty'`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: o.completeServers,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,10 +40,21 @@ The servers come from the configuration file: see toolwire help config.`,
 			}
 			defer s.close()
 			res, err := s.Resources(s.ctx, args...)
+			var templates []host.ServerResourceTemplate
+			if err == nil {
+				// A server that failed to list resources would fail again.
+				templates, err = s.ResourceTemplates(s.ctx, args...)
+			}
 			s.progress.close()
-			if len(res) == 0 && err != nil {
+			if len(res) == 0 && len(templates) == 0 && err != nil {
 				return err
 			}
+			sort.Slice(templates, func(i, j int) bool {
+				if templates[i].Server != templates[j].Server {
+					return templates[i].Server < templates[j].Server
+				}
+				return templates[i].URITemplate < templates[j].URITemplate
+			})
 			sort.Slice(res, func(i, j int) bool {
 				if res[i].Server != res[j].Server {
 					return res[i].Server < res[j].Server
@@ -49,23 +62,43 @@ The servers come from the configuration file: see toolwire help config.`,
 				return res[i].URI < res[j].URI
 			})
 			if asJSON {
-				if res == nil {
-					res = []host.ServerResource{}
+				all := make([]any, 0, len(res)+len(templates))
+				for _, r := range res {
+					all = append(all, r)
 				}
-				return errors.Join(partial(cmd.ErrOrStderr(), err), writeJSON(cmd.OutOrStdout(), res))
+				for _, t := range templates {
+					all = append(all, t)
+				}
+				return errors.Join(partial(cmd.ErrOrStderr(), err), writeJSON(cmd.OutOrStdout(), all))
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE")
-			for _, r := range res {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.URI, oneLine(r.Name, 40), orDash(r.MimeType))
-			}
-			tw.Flush()
+			printResources(cmd.OutOrStdout(), res, templates)
 			return partial(cmd.ErrOrStderr(), err)
 		},
 	}
 	o.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resources as JSON (server, uri, name, mimeType, ...)")
 	return withAdhoc(&o, cmd, "  toolwire resources -- npx -y @modelcontextprotocol/server-everything")
+}
+
+// printResources prints the table of resources, then under a heading
+// that of resource templates, when there are any.
+func printResources(w io.Writer, res []host.ServerResource, templates []host.ServerResourceTemplate) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.URI, oneLine(r.Name, 40), orDash(r.MimeType))
+	}
+	tw.Flush()
+	if len(templates) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nResource templates (fill in the {parameters}, then toolwire read URI):")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tURI TEMPLATE\tNAME\tMIME TYPE")
+	for _, t := range templates {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Server, t.URITemplate, oneLine(t.Name, 40), orDash(t.MimeType))
+	}
+	tw.Flush()
 }
 
 func orDash(s string) string {

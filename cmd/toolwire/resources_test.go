@@ -18,12 +18,12 @@ func TestShowResourcesPrompts(t *testing.T) {
 		out  *regexp.Regexp
 	}{
 		{"tools show", []string{"tools", "show", "everything__get-sum"}, 0,
-			regexp.MustCompile(`(?s)^everything__get-sum\n.*Returns the sum of two numbers\n\nPARAMETER +TYPE +REQUIRED +DEFAULT +DESCRIPTION\na +number +yes +- +First number\nb +number +yes +- +Second number\n$`)},
+			regexp.MustCompile(`(?s)^everything__get-sum\n.*Returns the sum of two numbers\n\nHints: read-only: [^\n]*\n\nPARAMETER +TYPE +REQUIRED +DEFAULT +DESCRIPTION\na +number +yes +- +First number\nb +number +yes +- +Second number\n$`)},
 		{"tools show defaults and enums", []string{"tools", "show", "everything__trigger-long-running-operation"}, 0,
 			regexp.MustCompile(`(?m)^duration +number +- +10 +`)},
 		{"tools show unknown", []string{"tools", "show", "everything__get-summ"}, 1, nil},
 		{"resources", []string{"resources", "everything"}, 0,
-			regexp.MustCompile(`(?m)^SERVER +URI +NAME +MIME TYPE\n(.|\n)*^everything +demo://resource/static/document/architecture.md +architecture.md +text/markdown$`)},
+			regexp.MustCompile(`(?m)^SERVER +URI +NAME +MIME TYPE\n(.|\n)*^everything +demo://resource/static/document/architecture.md +architecture.md +text/markdown$(.|\n)*^\nResource templates \(fill in the \{parameters\}, then toolwire read URI\):\nSERVER +URI TEMPLATE +NAME +MIME TYPE\n(.|\n)*^everything +demo://resource/dynamic/text/\{resourceId\} `)},
 		{"read", []string{"read", "demo://resource/static/document/architecture.md"}, 0, regexp.MustCompile(`Architecture`)},
 		{"read unknown server", []string{"read", "x://y", "--server", "nosuch"}, 1, nil},
 		{"prompts", []string{"prompts"}, 0, regexp.MustCompile(`(?m)^everything__args-prompt +city\*, state +A prompt with two arguments`)},
@@ -53,5 +53,8 @@ func TestShowResourcesPrompts(t *testing.T) {
 	var res []struct{ Server, URI string }
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) == 0 || res[0].Server != "everything" {
 		t.Errorf("resources --json: %v\n%s", err, r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"uriTemplate": "demo://resource/dynamic/text/{resourceId}"`) {
+		t.Errorf("resources --json lacks the templates:\n%s", r.stdout)
 	}
 }

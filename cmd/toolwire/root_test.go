@@ -28,7 +28,7 @@ func TestConventions(t *testing.T) {
 		{"--version", []string{"--version"}, 0, version, nil},
 		{"version --json", []string{"version", "--json"}, 0, regexp.MustCompile(`"version": "[^"]+",(.|\n)*"go": "go`), nil},
 		{"-v is verbose, not version", []string{"-v", "version"}, 0, version, nil},
-		{"call without arguments", []string{"call"}, 2, nil, regexp.MustCompile(`^toolwire: missing the tool name \(toolwire tools lists them\)\n\nUsage:\n  toolwire call SERVER__TOOL \[JSON_ARGS\]`)},
+		{"call without arguments", []string{"call"}, 2, nil, regexp.MustCompile(`^toolwire: missing the tool name \(toolwire tools lists them\)\n\nUsage:\n  toolwire call SERVER__TOOL \[JSON_ARGS \| KEY=VALUE...\]`)},
 		{"call with unquoted JSON", []string{"call", "a__b", "{", "}"}, 2, nil, regexp.MustCompile(`3 arguments, but the JSON arguments are one: quote them(.|\n)*Usage:`)},
 		{"tools show without a name", []string{"tools", "show"}, 2, nil, regexp.MustCompile(`accepts 1 arg\(s\), received 0\n\nUsage:\n  toolwire tools show SERVER__TOOL`)},
 		{"bad flag", []string{"tools", "--nope"}, 2, nil, regexp.MustCompile(`unknown flag: --nope\n\nUsage:`)},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,9 @@ type agentOptions struct {
 	maxTurns int
 	system   string
 	search   searchOptions
+	// steps, when set, sees the model's requests (run's summary and
+	// error event).
+	steps *runSteps
 }
 
 func (o *agentOptions) flags(cmd *cobra.Command) {
@@ -155,7 +159,11 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	if err != nil {
 		return nil, err
 	}
-	m, err := provider.Open(spec, provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL, Telemetry: o.tools.host.g.tel})
+	popts := provider.Options{APIKey: o.apiKey, BaseURL: o.baseURL, Telemetry: o.tools.host.g.tel}
+	if o.steps != nil {
+		popts.Client = &http.Client{Transport: o.steps}
+	}
+	m, err := provider.Open(spec, popts)
 	if err != nil {
 		return nil, err
 	}
@@ -194,13 +202,16 @@ func newRunCmd(g *globalOptions) *cobra.Command {
 	var asJSON bool
 	var record string
 	cmd := &cobra.Command{
-		Use:   "run [flags] TASK",
+		Use:   "run [flags] TASK|-",
 		Short: "Give a model a task, with tools, and print its answer",
 		Long: `Run gives a model a task and the tools it may call: the built-in toolsets and
 the tools of your configured MCP servers. The model calls tools until it can
 answer; the answer streams to stdout as it arrives, while each tool call and
-the token usage go to stderr. With --json, stdout gets the run's events as
-JSON lines instead (text, reasoning, tool_start, tool_end, usage, answer).
+the token usage go to stderr; with --quiet, stdout gets the final answer
+alone. With --json, stdout gets the run's events as JSON lines instead
+(text, reasoning, tool_start, tool_end, usage, answer), and a failed run
+ends with an event of type "error" (message; step: setup, model, tool or
+record; turn; tool). The task "-" is read from stdin.
 
 With many tools (beyond 40, or 32 KiB of schemas: --tool-search and its
 thresholds), the model is sent a search tool and the tools it finds rather
@@ -208,7 +219,7 @@ than every tool's schema.
 
 Run asks nobody: tools that may change things (by their annotations) are
 refused unless --yes or --allow lets them run. The exit status is 1 when the
-run fails.
+run fails, 130 when Ctrl-C stops it.
 
 The model comes from --model or $TOOLWIRE_MODEL, as provider:model; its key
 and base URL from the variables its vendor's own SDK reads:
@@ -220,21 +231,35 @@ and base URL from the variables its vendor's own SDK reads:
   qwen:qwen-max                 DASHSCOPE_API_KEY
   openai-compat:NAME            OPENAI_COMPAT_BASE_URL (any OpenAI-compatible server)`,
 		Example: `  toolwire run -m openai:gpt-4.1 "How many days from 2024-02-03 to 2026-11-24?"
-  toolwire run -m ollama:qwen3 --json "What time is it in Tokyo?" | jq .`,
+  toolwire run -m ollama:qwen3 --json "What time is it in Tokyo?" | jq .
+  cat task.txt | toolwire run -q -m openai:gpt-4.1 - > answer.txt`,
 		Args: withUsage(func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("run takes the task as one argument (quote it), got %d", len(args))
+				return fmt.Errorf("run takes the task as one argument (quote it, or give - to read it from stdin), got %d", len(args))
 			}
 			return nil
 		}),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			steps := &runSteps{next: http.DefaultTransport}
+			o.steps = steps
+			if asJSON {
+				defer func() {
+					if err != nil {
+						writeErrorEvent(stdout, steps.errorEvent(err))
+					}
+				}()
+			}
+			task, err := readTask(args[0], cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
 			r, err := o.open(cmd, nil) // nobody to ask
 			if err != nil {
 				return err
 			}
 			defer r.close()
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			rec := &workflow.Recorder{Task: args[0]}
+			rec := &workflow.Recorder{Task: task}
 			if record != "" {
 				r.tools.Use(rec.Middleware())
 			}
@@ -247,19 +272,24 @@ and base URL from the variables its vendor's own SDK reads:
 				enc := json.NewEncoder(stdout)
 				var mu sync.Mutex
 				a.OnEvent = func(e agent.Event) {
+					steps.event(e)
 					mu.Lock()
 					defer mu.Unlock()
 					_ = enc.Encode(e)
 				}
 			} else {
-				printer = &runPrinter{out: stdout, err: stderr, quiet: g.quiet}
-				a.OnEvent = printer.event
+				printer = &runPrinter{out: stdout, err: stderr, quiet: g.quiet, steps: steps}
+				a.OnEvent = func(e agent.Event) {
+					steps.event(e)
+					printer.event(e)
+				}
 			}
-			res, err := a.Run(r.ctx, []model.Message{{Role: model.RoleUser, Text: args[0]}})
+			res, err := a.Run(r.ctx, []model.Message{{Role: model.RoleUser, Text: task}})
 			if printer != nil {
 				printer.finish(res)
 			}
 			if err == nil && record != "" {
+				steps.recording()
 				err = saveRecording(cmd, rec, record)
 			}
 			return err
@@ -288,9 +318,12 @@ func saveRecording(cmd *cobra.Command, rec *workflow.Recorder, path string) erro
 // usage on err.
 type runPrinter struct {
 	out, err io.Writer
-	quiet    bool
-	mu       sync.Mutex
-	midLine  bool // the answer printed so far does not end a line
+	// quiet prints the final answer alone, at the end: no narration
+	// before tool calls, nothing on err.
+	quiet   bool
+	steps   *runSteps
+	mu      sync.Mutex
+	midLine bool // the answer printed so far does not end a line
 }
 
 func (p *runPrinter) event(e agent.Event) {
@@ -298,6 +331,9 @@ func (p *runPrinter) event(e agent.Event) {
 	defer p.mu.Unlock()
 	switch e.Type {
 	case agent.EventText:
+		if p.quiet { // the final answer alone, printed by finish
+			return
+		}
 		fmt.Fprint(p.out, e.Text)
 		p.midLine = !strings.HasSuffix(e.Text, "\n")
 	case agent.EventToolStart:
@@ -337,12 +373,21 @@ func (p *runPrinter) finish(res *agent.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.endLine()
-	if res == nil || p.quiet {
+	if res == nil {
+		return
+	}
+	if p.quiet {
+		if res.Answer != "" {
+			fmt.Fprint(p.out, res.Answer)
+			if !strings.HasSuffix(res.Answer, "\n") {
+				fmt.Fprintln(p.out)
+			}
+		}
 		return
 	}
 	u := res.Usage
-	fmt.Fprintf(p.err, "toolwire: %d model requests, %d tool calls; tokens: %d in (%d cached), %d out (%d reasoning)\n",
-		len(res.Turns), res.ToolCalls, u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
+	fmt.Fprintf(p.err, "toolwire: %s, %s; tokens: %d in (%d cached), %d out (%d reasoning)\n",
+		p.steps.requests(), plural(res.ToolCalls, "tool call"), u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
 }
 
 // shorten cuts s to n bytes at most, on one line.

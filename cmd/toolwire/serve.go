@@ -344,7 +344,10 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 		if reqlog != nil {
 			stdin, stdout = reqlog.stdio(stdin, stdout)
 		}
-		return srv.ServeStream(ctx, stdin, stdout)
+		if err := srv.ServeStream(ctx, stdin, stdout); err != nil && ctx.Err() == nil {
+			return err
+		}
+		return nil // ended by its input, or by Ctrl-C or SIGTERM, as over HTTP
 	}
 	return serveHTTP(ctx, srv, o, stdout, logger, reqlog)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -169,51 +170,108 @@ type param struct {
 	required             bool
 }
 
-// schemaParams reads the top-level parameters of an input schema.
+// maxParamDepth bounds how deep tools show goes into nested objects.
+const maxParamDepth = 4
+
+// schemaParams reads the parameters of an input schema: the top-level
+// ones, each followed by its nested fields (of an object, "a.b"; of an
+// array of objects, "a[].b") down to maxParamDepth levels.
 func schemaParams(inputSchema json.RawMessage) ([]param, error) {
 	props, err := schema.Properties(inputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("the tool's input schema: %w", err)
 	}
 	var out []param
+	addParams(&out, "", props, 1)
+	return out, nil
+}
+
+// addParams appends the rows of props, required first then by name, each
+// followed by its nested fields.
+func addParams(out *[]param, prefix string, props []schema.Property, depth int) {
+	sort.SliceStable(props, func(i, j int) bool {
+		if props[i].Required != props[j].Required {
+			return props[i].Required
+		}
+		return props[i].Name < props[j].Name
+	})
 	for _, p := range props {
-		typ := strings.Join(p.Type, " | ")
-		if typ == "" && len(p.AnyOf) > 0 {
-			var alts []string
-			for _, a := range p.AnyOf {
-				alts = append(alts, strings.Join(a.Type, " | "))
-			}
-			typ = strings.Join(alts, " | ")
-		}
-		if typ == "array" && p.Items != nil && len(p.Items.Type) > 0 {
-			typ = strings.Join(p.Items.Type, " | ") + "[]"
-		}
-		if len(p.Enum) > 0 {
-			var vals []string
-			for _, raw := range p.Enum {
-				var v any
-				_ = json.Unmarshal(raw, &v)
-				b, _ := json.Marshal(v)
-				vals = append(vals, string(b))
-			}
-			typ = strings.Join(vals, " | ")
-		}
-		if typ == "" {
-			typ = "any"
-		}
 		def := "-"
 		if len(p.Default) > 0 {
 			def = string(p.Default)
 		}
-		out = append(out, param{name: p.Name, typ: typ, def: def, desc: p.Description, required: p.Required})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].required != out[j].required {
-			return out[i].required
+		*out = append(*out, param{name: prefix + p.Name, typ: shapeType(p.Shape), def: def, desc: p.Description, required: p.Required})
+		if depth >= maxParamDepth {
+			continue
 		}
-		return out[i].name < out[j].name
-	})
-	return out, nil
+		inner, sub := p.Schema, "."
+		if p.MainType() == "array" && p.Items != nil {
+			inner, sub = p.Items.Schema, "[]."
+		}
+		if nested, _ := schema.Properties(inner); len(nested) > 0 {
+			addParams(out, prefix+p.Name+sub, nested, depth+1)
+		}
+	}
+}
+
+// shapeType names a parameter's type for the table: "string", "integer[]",
+// an enum's values, the alternatives of anyOf, or "any".
+func shapeType(p schema.Shape) string {
+	typ := strings.Join(p.Type, " | ")
+	if typ == "" && len(p.AnyOf) > 0 {
+		var alts []string
+		for _, a := range p.AnyOf {
+			alts = append(alts, strings.Join(a.Type, " | "))
+		}
+		typ = strings.Join(alts, " | ")
+	}
+	if typ == "array" && p.Items != nil && len(p.Items.Type) > 0 {
+		typ = strings.Join(p.Items.Type, " | ") + "[]"
+	}
+	if len(p.Enum) > 0 {
+		var vals []string
+		for _, raw := range p.Enum {
+			var v any
+			_ = json.Unmarshal(raw, &v)
+			b, _ := json.Marshal(v)
+			vals = append(vals, string(b))
+		}
+		typ = strings.Join(vals, " | ")
+	}
+	if typ == "" {
+		typ = "any"
+	}
+	return typ
+}
+
+// hintsLine describes a tool's behaviour hints, with MCP's defaults for
+// those the tool does not give.
+func hintsLine(a *tool.Annotations) string {
+	if a == nil {
+		a = &tool.Annotations{}
+	}
+	hint := func(name string, v *bool, def bool) string {
+		switch {
+		case v == nil && def:
+			return name + ": yes (default)"
+		case v == nil:
+			return name + ": no (default)"
+		case *v:
+			return name + ": yes"
+		}
+		return name + ": no"
+	}
+	if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
+		// Destructive and idempotent speak of changes: a read-only tool
+		// makes none.
+		return hint("read-only", a.ReadOnlyHint, false) + ", " + hint("open-world", a.OpenWorldHint, true)
+	}
+	return strings.Join([]string{
+		hint("read-only", a.ReadOnlyHint, false),
+		hint("destructive", a.DestructiveHint, true),
+		hint("idempotent", a.IdempotentHint, false),
+		hint("open-world", a.OpenWorldHint, true),
+	}, ", ")
 }
 
 func printToolDetail(w io.Writer, i tool.Info) error {
@@ -228,6 +286,7 @@ func printToolDetail(w io.Writer, i tool.Info) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\nHints: %s\n", hintsLine(i.Annotations))
 	fmt.Fprintln(w)
 	if len(params) == 0 {
 		fmt.Fprintln(w, "No parameters.")
@@ -247,22 +306,36 @@ func printToolDetail(w io.Writer, i tool.Info) error {
 
 func newCallCmd(g *globalOptions) *cobra.Command {
 	o := hostOptions{g: g}
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "call SERVER__TOOL [JSON_ARGS]",
+		Use:   "call SERVER__TOOL [JSON_ARGS | KEY=VALUE...]",
 		Short: "Call one tool of a configured MCP server",
 		Long: `Call a tool by its full name (see toolwire tools) with arguments as a JSON
-object ("-" reads them from stdin). Only the server that owns the tool is
-started. Text content is printed as text and structured content as JSON.
-A tool error prints its message to stderr and exits with status 1.
+object ("-" reads them from stdin) or as key=value pairs: a value is read
+as the tool's schema types it (a number, true or false, JSON for an object
+or an array, a string otherwise); key:=JSON takes it as JSON whatever the
+type. Only the server that owns the tool is started.
+
+The text the tool returns is printed as text; a result with structured
+content and no text, as indented JSON; --json prints the whole result
+(content, structuredContent, isError) as the server sent it. A tool error
+prints its message to stderr and exits with status 1.
 
 The servers come from the configuration file: see toolwire help config.`,
 		Example: `  toolwire call files__read_text_file '{"path": "/tmp/notes.txt"}'
-  echo '{"message": "hi"}' | toolwire call everything__echo -`,
-		Args:              nameAndJSON("tool"),
+  toolwire call files__read_text_file path=/tmp/notes.txt head=5
+  toolwire call calc__calculate expression=2+3
+  echo '{"message": "hi"}' | toolwire call everything__echo -
+  toolwire call files__list_directory path=/tmp --json | jq .structuredContent`,
+		Args:              callArgs,
 		ValidArgsFunction: o.completeNames("tools"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := "{}"
-			if len(args) == 2 {
+			var pairs []string
+			switch {
+			case len(args) >= 2 && isKeyValue(args[1]):
+				pairs = args[1:]
+			case len(args) == 2:
 				raw = args[1]
 			}
 			if raw == "-" {
@@ -284,6 +357,13 @@ The servers come from the configuration file: see toolwire help config.`,
 			if err != nil {
 				return lookupError(err, "tools")
 			}
+			if pairs != nil {
+				b, err := keyValueArgs(pairs, t.Info().InputSchema)
+				if err != nil {
+					return &usageError{cmd: cmd, err: err}
+				}
+				raw = string(b)
+			}
 			var reg tool.Registry
 			if o.g.tel != nil {
 				reg.SetTelemetry(*o.g.tel)
@@ -299,30 +379,42 @@ The servers come from the configuration file: see toolwire help config.`,
 			if err != nil {
 				res = tool.ErrorResult(err)
 			}
+			if asJSON {
+				return printResultJSON(cmd.OutOrStdout(), res)
+			}
 			return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res)
 		},
 	}
 	o.flags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result (content, structuredContent, isError) as JSON")
 	return withAdhoc(&o, cmd, `  toolwire call server-everything__echo '{"message": "hi"}' -- npx -y @modelcontextprotocol/server-everything`)
 }
 
-// printResult prints a tool result: text as text, structured content as
-// JSON, other content summarized; an error result goes to stderr.
+// printResult prints a tool result: its content, text as text and the
+// rest summarized, or its structured content as JSON when it has no text;
+// an error result goes to stderr.
 func printResult(stdout, stderr io.Writer, res *tool.Result) error {
-	out := stdout
 	if res.IsError {
-		out = stderr
+		for _, c := range res.Content {
+			printContent(stderr, c)
+		}
+		return &exitError{code: 1, msg: "the tool reported an error"}
 	}
+	hasText := slices.ContainsFunc(res.Content, func(c tool.Content) bool { return c.Type == tool.TypeText })
 	for _, c := range res.Content {
-		if c.Type == tool.TypeText && res.StructuredContent != nil && !res.IsError {
-			continue // the structured form is printed below
-		}
-		printContent(out, c)
+		printContent(stdout, c)
 	}
-	if res.StructuredContent != nil && !res.IsError {
-		if err := writeJSON(stdout, res.StructuredContent); err != nil {
-			return err
-		}
+	if res.StructuredContent != nil && !hasText {
+		return writeJSON(stdout, res.StructuredContent)
+	}
+	return nil
+}
+
+// printResultJSON prints a whole tool result as JSON on stdout; an error
+// result exits with status 1.
+func printResultJSON(stdout io.Writer, res *tool.Result) error {
+	if err := writeJSON(stdout, res); err != nil {
+		return err
 	}
 	if res.IsError {
 		return &exitError{code: 1, msg: "the tool reported an error"}

@@ -104,7 +104,7 @@ func Evaluate(ctx context.Context, expr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot parse expression %s: %v", clip(expr), err)
 	}
-	ev := evaluator{ctx: ctx}
+	ev := evaluator{ctx: ctx, src: expr}
 	v, err := ev.eval(e)
 	if err != nil {
 		return "", fmt.Errorf("cannot evaluate %s: %w", clip(expr), err)
@@ -155,7 +155,34 @@ func digitsOf(b int) int64 { return int64(float64(b) * math.Log10(2)) }
 // floating-point functions made the result inexact.
 type evaluator struct {
 	ctx     context.Context
+	src     string // the expression, for messages
 	inexact bool
+}
+
+// text returns the source of a node, for messages.
+func (ev *evaluator) text(n ast.Node) string {
+	return ev.src[n.Pos()-1 : n.End()-1] // positions count from 1
+}
+
+// powerHint refuses x op y, op an operator other languages use for
+// powers, with the call of pow to write instead when x and y are simple
+// enough to tell (else the form of the call).
+func (ev *evaluator) powerHint(op string, x, y ast.Expr, at token.Pos) error {
+	call := "pow(x, y)"
+	if simple(x) && simple(y) {
+		call = fmt.Sprintf("pow(%s, %s)", ev.text(x), ev.text(y))
+	}
+	return fmt.Errorf("operator %s is not supported (at character %d): for a power, use %s", op, at, call)
+}
+
+// simple reports whether e is an operand that binds tighter than any
+// operator: a number, a name, a call or a parenthesized expression.
+func simple(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.BasicLit, *ast.Ident, *ast.CallExpr, *ast.ParenExpr:
+		return true
+	}
+	return false
 }
 
 func format(v constant.Value, digits int) string {
@@ -218,6 +245,13 @@ func (ev *evaluator) eval(e ast.Expr) (constant.Value, error) {
 		}
 		return constant.UnaryOp(n.Op, x, 0), nil
 	case *ast.BinaryExpr:
+		// x ** y parses as x * (*y); ^ is Go's exclusive or.
+		if y, ok := n.Y.(*ast.StarExpr); ok && n.Op == token.MUL && n.OpPos+1 == y.Star {
+			return nil, ev.powerHint("**", n.X, y.X, n.OpPos)
+		}
+		if n.Op == token.XOR {
+			return nil, ev.powerHint("^", n.X, n.Y, n.OpPos)
+		}
 		x, err := ev.eval(n.X)
 		if err != nil {
 			return nil, err
@@ -230,7 +264,7 @@ func (ev *evaluator) eval(e ast.Expr) (constant.Value, error) {
 	case *ast.CallExpr:
 		return ev.call(n)
 	}
-	return nil, fmt.Errorf("unsupported syntax %T", e)
+	return nil, fmt.Errorf("%s (at character %d) is not supported: calculate takes numbers, + - * / %%, parentheses and functions such as pow(x, y)", clip(ev.text(e)), e.Pos())
 }
 
 // binary applies op to x and y, within MaxDigits: they are, so what op

@@ -56,7 +56,8 @@ func temporary(ctx context.Context, err error) bool {
 		return ae.Temporary()
 	}
 	var te *transportError
-	return errors.As(err, &te)
+	var ce *cutError
+	return errors.As(err, &te) || errors.As(err, &ce)
 }
 
 // transportError is a request that got no answer.
@@ -69,6 +70,31 @@ func (e *transportError) Error() string {
 	return fmt.Sprintf("cannot reach %s: %v", e.url, e.err)
 }
 func (e *transportError) Unwrap() error { return e.err }
+
+// cutError is an answer that broke off or could not be read, after
+// received bytes of its body.
+type cutError struct {
+	provider, url string
+	received      int64
+	err           error
+}
+
+func (e *cutError) Error() string {
+	return fmt.Sprintf("%s: the answer from %s broke off after %d bytes: %v", e.provider, e.url, e.received, e.err)
+}
+func (e *cutError) Unwrap() error { return e.err }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // Endpoint posts JSON to one URL of a provider's API: the HTTP side every
 // adapter shares.
@@ -178,12 +204,18 @@ func (e *Endpoint) post(ctx context.Context, client *http.Client, body []byte, r
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return false, ReadAPIError(e.Provider, e.URL, resp, b)
 	}
+	counted := &countingReader{r: resp.Body}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{counted, resp.Body}
 	produced, err := read(resp)
-	if err != nil && !produced && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil {
 		var ae *model.APIError
 		if !errors.As(err, &ae) {
-			// A stream cut before any output: worth another try.
-			err = &transportError{url: e.URL, err: err}
+			// A stream cut or broken: worth another try before any
+			// output (temporary).
+			err = &cutError{provider: e.Provider, url: e.URL, received: counted.n, err: err}
 		}
 	}
 	if err != nil && ctx.Err() != nil {

@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -185,6 +186,14 @@ func TestRetryStream(t *testing.T) {
 			}
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error %v, want one: %v", err, tt.wantErr)
+			}
+			// A cut stream names the provider, the URL and how much came.
+			if r := tt.replies[0]; err != nil && r.Cut {
+				for _, want := range []string{tt.provider + ": the answer from " + srv.URL, fmt.Sprintf("broke off after %d bytes", len(r.Body))} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q lacks %q", err, want)
+					}
+				}
 			}
 			if d.Text != tt.wantText {
 				t.Errorf("text handed on %q, want %q", d.Text, tt.wantText)

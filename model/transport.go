@@ -67,6 +67,27 @@ func temporary(ctx context.Context, err error) bool {
 	return errors.As(err, &te)
 }
 
+// Retry is a request about to be sent again, for a UI to say why an
+// answer is slow (see OnRetry).
+type Retry struct {
+	// Provider names the API; Err is what failed: an *APIError (its
+	// Status, 503 say) or a connection's failure.
+	Provider string
+	Err      error
+	// Attempt is the attempt about to be made (2 for the first retry) of
+	// Attempts at most; Wait is how long it waits first.
+	Attempt, Attempts int
+	Wait              time.Duration
+}
+
+type onRetryKey struct{}
+
+// OnRetry returns a context under which the model requests made with it
+// call f before each retry (on the goroutine that makes the request).
+func OnRetry(ctx context.Context, f func(Retry)) context.Context {
+	return context.WithValue(ctx, onRetryKey{}, f)
+}
+
 // transportError is a request that got no answer.
 type transportError struct {
 	url string
@@ -155,6 +176,9 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, read func(resp *http.R
 		}
 		wait := e.Retry.delay(n, err)
 		retried(ctx, n, err, wait)
+		if f, ok := ctx.Value(onRetryKey{}).(func(Retry)); ok {
+			f(Retry{Provider: e.Provider, Err: err, Attempt: n + 2, Attempts: e.Retry.retries() + 1, Wait: wait})
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

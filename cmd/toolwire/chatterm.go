@@ -204,9 +204,9 @@ func (m *markdown) flush() string {
 	return m.render(block)
 }
 
-// trailingSpace is the padding glamour leaves at the end of a line,
-// before the line's closing escape sequences.
-var trailingSpace = regexp.MustCompile(`(?m) +((?:\x1b\[[0-9;]*m)*)$`)
+// trailingSpace is the padding glamour leaves at the end of a line, among
+// the line's closing escape sequences.
+var trailingSpace = regexp.MustCompile(`(?m)(?: |\x1b\[[0-9;]*m)+$`)
 
 func (m *markdown) render(block string) string {
 	if strings.TrimSpace(block) == "" {
@@ -223,7 +223,7 @@ func (m *markdown) render(block string) string {
 	if err != nil {
 		return block
 	}
-	out = trailingSpace.ReplaceAllString(out, "$1")
+	out = trailingSpace.ReplaceAllStringFunc(out, func(s string) string { return strings.ReplaceAll(s, " ", "") })
 	return strings.Trim(out, "\n") + "\n"
 }
 

@@ -280,7 +280,7 @@ func saveRecording(cmd *cobra.Command, rec *workflow.Recorder, path string) erro
 	if err := wf.Save(path); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: wrote %s: %d nodes, %d edges, %d inputs (toolwire workflow run %s)\n", path, len(wf.Nodes), len(wf.Edges), len(wf.Inputs), path)
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: wrote %s: %s, %s, %s (toolwire workflow run %s)\n", path, plural(len(wf.Nodes), "node"), plural(len(wf.Edges), "edge"), plural(len(wf.Inputs), "input"), path)
 	return nil
 }
 
@@ -341,8 +341,8 @@ func (p *runPrinter) finish(res *agent.Result) {
 		return
 	}
 	u := res.Usage
-	fmt.Fprintf(p.err, "toolwire: %d model requests, %d tool calls; tokens: %d in (%d cached), %d out (%d reasoning)\n",
-		len(res.Turns), res.ToolCalls, u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
+	fmt.Fprintf(p.err, "toolwire: %s, %s; tokens: %d in (%d cached), %d out (%d reasoning)\n",
+		plural(len(res.Turns), "model request"), plural(res.ToolCalls, "tool call"), u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
 }
 
 // shorten cuts s to n bytes at most, on one line.

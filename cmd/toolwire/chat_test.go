@@ -168,7 +168,8 @@ func TestChatPlain(t *testing.T) {
 	m := newScriptedModel(t,
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"notes__write_note","arguments":"{\"text\":\"x\"}"}}]}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
-		`{"choices":[{"index":0,"delta":{"content":"Not written."}}]}
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"The user said no."}}]}
+{"choices":[{"index":0,"delta":{"content":"Not written."}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 	)
 	cfg := writeConfig(t, map[string]string{"notes": testServerJSON(t, "notes", nil, "")})
@@ -177,7 +178,7 @@ func TestChatPlain(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"Allow notes__write_note", "the user declined", "Not written.", "(1 tool call; tokens", "notes__write_note    Writes a note down.", "unknown command /nope"} {
+	for _, want := range []string{"Allow notes__write_note", "the user declined", "The user said no.\nNot written.", "(1 tool call; tokens", "notes__write_note    Writes a note down.", "unknown command /nope"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
@@ -342,16 +343,22 @@ func TestChatInterruptTool(t *testing.T) {
 
 // TestChatCtrlCAtPrompt: at the prompt, Ctrl-C clears the line typed
 // (nothing is sent); on an empty line it says how to leave, and a second
-// one leaves, with status 0.
+// one leaves, with status 0 (a line cleared in between does not count).
 func TestChatCtrlCAtPrompt(t *testing.T) {
 	m := newScriptedModel(t)
 	c := startChat(t, m.URL, 120)
 	c.typeKeys(t, "half a thought")
 	c.scr.waitFor(t, "half a thought")
 	c.typeKeys(t, "\x03")
-	c.typeKeys(t, "\r") // an empty line now
-	c.typeKeys(t, "\x03")
+	c.typeKeys(t, "\r") // an empty line now: sends nothing
+	c.typeKeys(t, "more\x03")
+	c.typeKeys(t, "\x03") // on an empty line
 	c.scr.waitFor(t, "(Ctrl-C again, Ctrl-D or /exit leaves)")
+	select {
+	case err := <-c.done:
+		t.Fatalf("chat left on the first Ctrl-C on an empty line (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	c.typeKeys(t, "\x03")
 	c.exit(t)
 	m.mu.Lock()

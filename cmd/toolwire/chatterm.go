@@ -205,7 +205,7 @@ func (m *markdown) flush() string {
 }
 
 // trailingSpace is the padding glamour leaves at the end of a line, among
-// the line's closing escape sequences.
+// escape sequences that style nothing: one reset replaces them.
 var trailingSpace = regexp.MustCompile(`(?m)(?: |\x1b\[[0-9;]*m)+$`)
 
 func (m *markdown) render(block string) string {
@@ -223,7 +223,12 @@ func (m *markdown) render(block string) string {
 	if err != nil {
 		return block
 	}
-	out = trailingSpace.ReplaceAllStringFunc(out, func(s string) string { return strings.ReplaceAll(s, " ", "") })
+	out = trailingSpace.ReplaceAllStringFunc(out, func(s string) string {
+		if strings.Contains(s, "\x1b") {
+			return "\x1b[0m"
+		}
+		return ""
+	})
 	return strings.Trim(out, "\n") + "\n"
 }
 

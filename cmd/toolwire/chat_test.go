@@ -465,3 +465,27 @@ func TestChatShowsRetries(t *testing.T) {
 	c.typeKeys(t, "/exit\r")
 	c.exit(t)
 }
+
+// TestChatInterruptApproval: Ctrl-C at the question whether a tool may
+// run stops the turn too; the call is kept with a result that says so.
+func TestChatInterruptApproval(t *testing.T) {
+	m := newScriptedModel(t,
+		`{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"notes__write_note","arguments":"{\"text\":\"x\"}"}}]}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"As you like."}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	cfg := writeConfig(t, map[string]string{"notes": testServerJSON(t, "notes", nil, "")})
+	c := startChat(t, m.URL, 120, "--config", cfg)
+	c.typeKeys(t, "note x\r")
+	c.scr.waitFor(t, "Allow notes__write_note")
+	c.typeKeys(t, "\x03")
+	c.scr.waitFor(t, "Interrupted: the conversation so far is kept.")
+	c.typeKeys(t, "forget it\r")
+	c.scr.waitFor(t, "As you like.")
+	c.typeKeys(t, "/exit\r")
+	c.exit(t)
+	msgs := m.messages(1)
+	if len(msgs) != 4 || msgs[2]["tool_call_id"] != "call_1" || !strings.Contains(fmt.Sprint(msgs[2]["content"]), "interrupted") || msgs[3]["content"] != "forget it" {
+		t.Errorf("the request after the interruption should have the call, its result saying it was interrupted, and the new question: %v", msgs)
+	}
+}

@@ -30,7 +30,7 @@ func TestKeyboard(t *testing.T) {
 		wantCancel bool
 	}{
 		{name: "a line", readFirst: true, keys: "hello\r", want: []line{{"hello", nil}}},
-		{name: "CR LF is one line end", readFirst: true, keys: "a\r\nb\r", want: []line{{"a", nil}, {"b", nil}}},
+		{name: "CR LF is one line end", readFirst: true, keys: "a\r\nb\x03", want: []line{{"a", nil}, {"b", errInterrupted}}},
 		{name: "Ctrl-C ends the line as interrupted", readFirst: true, keys: "half\x03", want: []line{{"half", errInterrupted}}},
 		{name: "a line, then Ctrl-C", readFirst: true, keys: "abc\r\x03", want: []line{{"abc", nil}, {"", errInterrupted}}},
 		{name: "Ctrl-D on an empty line", readFirst: true, keys: "\x04", want: []line{{"", io.EOF}}},

@@ -372,12 +372,7 @@ func TestChatCtrlCAtPrompt(t *testing.T) {
 // markdown is rendered (no # or ** left) and wrapped at 120 columns
 // without breaking words, and the line typed is not wrapped at 80.
 func TestChatMarkdownAtWidth(t *testing.T) {
-	var words []string
-	for i := range 40 {
-		words = append(words, fmt.Sprintf("word%02d", i))
-	}
-	long := strings.Join(words, " ")
-	answer, _ := json.Marshal("# Title\n\nSome **bold** words.\n\n" + long + "\n")
+	answer, _ := json.Marshal("# Title\n\nSome **bold** words.\n\n" + manyWords + "\n")
 	m := newScriptedModel(t, `{"choices":[{"index":0,"delta":{"content":`+string(answer)+`}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
 	c := startChat(t, m.URL, 120)
@@ -400,16 +395,34 @@ func TestChatMarkdownAtWidth(t *testing.T) {
 	if !strings.Contains(out, "Title") || !strings.Contains(out, "bold") {
 		t.Errorf("the rendered answer lacks its words:\n%s", out)
 	}
+	checkWrapped(t, out, 120, 80)
+}
+
+// manyWords is a paragraph of 40 words (word00 to word39) on one line.
+var manyWords = func() string {
+	var words []string
+	for i := range 40 {
+		words = append(words, fmt.Sprintf("word%02d", i))
+	}
+	return strings.Join(words, " ")
+}()
+
+// checkWrapped checks that the lines of manyWords on the screen out are
+// at most width columns, one of them wider than over, and that no word
+// was broken.
+func checkWrapped(t *testing.T, out string, width, over int) {
+	t.Helper()
 	var wide bool
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, "\r")
+		line = line[strings.LastIndex(line, "\r")+1:] // what a CR left shown
 		if !strings.Contains(line, "word0") {
 			continue
 		}
-		if n := utf8.RuneCountInString(line); n > 120 {
-			t.Errorf("a line of %d columns on a terminal of 120: %q", n, line)
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("a line of %d columns on a terminal of %d: %q", n, width, line)
 		}
-		wide = wide || utf8.RuneCountInString(line) > 80
+		wide = wide || utf8.RuneCountInString(line) > over
 		for _, f := range strings.Fields(line) {
 			if !regexp.MustCompile(`^word\d\d$`).MatchString(f) {
 				t.Errorf("a word broken by the wrapping: %q in %q", f, line)
@@ -417,8 +430,26 @@ func TestChatMarkdownAtWidth(t *testing.T) {
 		}
 	}
 	if !wide {
-		t.Errorf("the answer was wrapped at 80 columns or less:\n%s", out)
+		t.Errorf("the answer was wrapped at %d columns or less:\n%s", over, out)
 	}
+}
+
+// TestChatFollowsResize: a terminal made wider while chat runs gets wider
+// answers.
+func TestChatFollowsResize(t *testing.T) {
+	answer, _ := json.Marshal(manyWords)
+	m := newScriptedModel(t, `{"choices":[{"index":0,"delta":{"content":`+string(answer)+`}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	c := startChat(t, m.URL, 60)
+	if err := pty.Setsize(c.tty, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // for SIGWINCH to arrive
+	c.typeKeys(t, "hello\r")
+	c.scr.waitFor(t, "word39")
+	c.typeKeys(t, "/exit\r")
+	c.exit(t)
+	checkWrapped(t, c.scr.String(), 120, 60)
 }
 
 // TestChatPromptAtColumn0: on a raw terminal every line ends with CR LF,

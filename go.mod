@@ -19,7 +19,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/colorprofile v0.2.3-0.20250311203215-f60798e515dc // indirect
-	github.com/charmbracelet/glamour v1.0.0 // indirect
 	github.com/charmbracelet/lipgloss v1.1.1-0.20250404203927-76690c660834 // indirect
 	github.com/charmbracelet/x/ansi v0.10.2 // indirect
 	github.com/charmbracelet/x/cellbuf v0.0.13 // indirect
@@ -78,6 +77,7 @@ require (
 )
 
 require (
+	github.com/charmbracelet/glamour v1.0.0
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/godbus/dbus/v5 v5.2.2
 	github.com/itchyny/gojq v0.12.20

@@ -354,10 +354,10 @@ func (c *chat) turn(text string) {
 	c.mu.Unlock()
 	res, err := c.agent.Run(ctx, history)
 	c.mu.Lock()
-	c.waiting = time.Time{}
+	c.waiting, c.thinking = time.Time{}, false
 	c.stopSpinnerLocked()
 	c.clearStatus()
-	c.flushAnswer()
+	c.flushAnswer() // what came of an answer cut short too
 	c.endLine()
 	c.mu.Unlock()
 	if res != nil {
@@ -377,7 +377,7 @@ func (c *chat) turn(text string) {
 
 // retrying says that the model's request is tried again.
 func (c *chat) retrying(r model.Retry) {
-	why := "a failure"
+	why := "a failed connection"
 	var ae *model.APIError
 	if errors.As(r.Err, &ae) && ae.Status != 0 {
 		why = fmt.Sprint(ae.Status)

@@ -39,8 +39,14 @@ first (y, n, or a for always), unless --yes or --allow lets it run.
 Commands: /tools lists the tools, /model shows the model or switches to
 another (/model ollama:qwen3), /clear starts the conversation again, /save
 FILE writes the conversation's tool calls as a workflow (toolwire workflow
-run FILE replays them without a model), /exit (or Ctrl-D) leaves. On a terminal, lines can be edited and the arrows walk
-the history; elsewhere (a pipe, NO_COLOR) the output is plain.
+run FILE replays them without a model), /exit (or Ctrl-D) leaves.
+
+On a terminal, lines can be edited and the arrows walk the history; the
+answer's markdown is rendered; Ctrl-C stops the running turn (the model's
+answer and the tool calls, on their servers too) and keeps the
+conversation so far, without the unfinished answer; at the prompt it
+clears the line, and a second Ctrl-C on an empty line leaves. Elsewhere (a
+pipe) the output is plain text; NO_COLOR leaves out the colours.
 
 With many tools the model searches them (--tool-search; the tools already
 called stay loaded). The model comes from --model or $TOOLWIRE_MODEL: see
@@ -69,17 +75,25 @@ type chat struct {
 	agent *agent.Agent
 	in    *bufio.Scanner // plain input
 	term  *term.Terminal // line editing, when stdin is a terminal
+	keys  *keyboard      // the terminal's keys
 	raw   *term.State    // the terminal's mode before
 	out   io.Writer      // where everything is shown
 	color bool
 	mu    sync.Mutex // guards the screen
 	// Tools running now, for the spinner line.
 	running  map[string]runningCall
+	waiting  time.Time // since when the model is asked, until it answers
 	stopSpin chan struct{}
 	midLine  bool
-	always   map[string]bool // tools the user allowed for the session
-	history  []model.Message
-	rec      *workflow.Recorder // the session's tool calls, for /save
+	thinking bool      // the model's reasoning is being shown
+	md       *markdown // renders the answer, on a terminal
+	// approving is how long the user took to approve each tool's call
+	// that runs, by tool: not the tool's time.
+	approving map[string]time.Duration
+	always    map[string]bool // tools the user allowed for the session
+	history   []model.Message
+	rec       *workflow.Recorder // the session's tool calls, for /save
+	stopWatch func()             // stops following the terminal's size
 }
 
 type runningCall struct {
@@ -88,7 +102,7 @@ type runningCall struct {
 }
 
 func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
-	c := &chat{cmd: cmd, o: o, out: cmd.OutOrStdout(), running: map[string]runningCall{}, always: map[string]bool{}, rec: &workflow.Recorder{}}
+	c := &chat{cmd: cmd, o: o, out: cmd.OutOrStdout(), running: map[string]runningCall{}, approving: map[string]time.Duration{}, always: map[string]bool{}, rec: &workflow.Recorder{}, stopWatch: func() {}}
 	if o.tools.host.timeout <= 0 {
 		o.tools.host.timeout = 365 * 24 * time.Hour
 	}
@@ -102,12 +116,18 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 		state, err := term.MakeRaw(int(stdin.Fd()))
 		if err == nil {
 			c.raw = state
+			c.keys = newKeyboard(stdin)
 			c.term = term.NewTerminal(struct {
 				io.Reader
 				io.Writer
-			}{stdin, cmd.OutOrStdout()}, "> ")
+			}{c.keys, cmd.OutOrStdout()}, "> ")
 			c.out = c.term
+			// What goes to stderr (a message of /save, a warning) goes
+			// through the editor too, which ends lines with CR LF.
+			cmd.SetErr(c.term)
 			c.color = os.Getenv("NO_COLOR") == ""
+			c.md = newMarkdown(80, c.color)
+			c.followSize(cmd.OutOrStdout().(*os.File))
 		}
 	}
 	if c.term == nil {
@@ -124,7 +144,37 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 	return c, nil
 }
 
+// followSize sizes the editor and the answer's lines to the terminal, and
+// follows its changes.
+func (c *chat) followSize(out *os.File) {
+	resize := func() {
+		w, h, err := term.GetSize(int(out.Fd()))
+		if err != nil || w <= 0 {
+			return
+		}
+		_ = c.term.SetSize(w, h)
+		c.mu.Lock()
+		c.md.setWidth(w)
+		c.mu.Unlock()
+	}
+	resize()
+	changed, stop := onResize()
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-changed:
+				resize()
+			}
+		}
+	}()
+	c.stopWatch = func() { stop(); close(done) }
+}
+
 func (c *chat) close() {
+	c.stopWatch()
 	c.stopSpinner()
 	if c.raw != nil {
 		_ = term.Restore(int(c.cmd.InOrStdin().(*os.File).Fd()), c.raw)
@@ -155,9 +205,12 @@ func (c *chat) readLine(prompt string) (string, error) {
 
 // read reads a line of input with the prompt; io.EOF at the end.
 func (c *chat) read(prompt string) (string, error) {
+	c.mu.Lock()
+	c.endLine() // the prompt starts a line
+	c.mu.Unlock()
 	if c.term != nil {
 		c.term.SetPrompt(prompt)
-		line, err := c.term.ReadLine()
+		line, err := c.keys.readLine(c.term)
 		c.term.SetPrompt("> ")
 		return line, err
 	}
@@ -179,16 +232,31 @@ func (c *chat) style(code, s string) string {
 }
 
 func (c *chat) loop() error {
-	fmt.Fprintf(c.out, "toolwire chat with %s and %d tools: /tools, /model, /clear, /save, /exit\n", c.modelName(), c.r.tools.Len())
+	fmt.Fprintf(c.out, "toolwire chat with %s and %s: /tools, /model, /clear, /save, /exit\n", c.modelName(), plural(c.r.tools.Len(), "tool"))
+	quitting := false // after a Ctrl-C on an empty line
 	for {
 		line, err := c.readLine("> ")
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(c.out)
 			return nil
 		}
+		if errors.Is(err, errInterrupted) {
+			// Ctrl-C clears the line; twice on an empty line, it quits.
+			if strings.TrimSpace(line) != "" {
+				quitting = false
+				continue
+			}
+			if quitting {
+				return nil
+			}
+			quitting = true
+			fmt.Fprintln(c.out, c.style("2", "(Ctrl-C again, Ctrl-D or /exit leaves)"))
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		quitting = false
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "":
@@ -232,10 +300,15 @@ func (c *chat) command(line string) bool {
 	case "/tools":
 		tools := c.r.tools.Tools()
 		sort.Slice(tools, func(i, j int) bool { return tools[i].Info().Name < tools[j].Info().Name })
+		width := 0
+		for _, t := range tools {
+			width = max(width, len(t.Info().Name))
+		}
 		for _, t := range tools {
 			info := t.Info()
 			desc, _, _ := strings.Cut(info.Description, "\n")
-			fmt.Fprintf(c.out, "  %s  %s\n", c.style("1", info.Name), shorten(desc, 80))
+			// Padded before it is styled: the escapes take no column.
+			fmt.Fprintf(c.out, "  %s  %s\n", c.style("1", fmt.Sprintf("%-*s", width, info.Name)), shorten(desc, 80))
 		}
 	case "/model":
 		if arg == "" {
@@ -262,23 +335,91 @@ func (c *chat) command(line string) bool {
 }
 
 // turn sends the user's message and shows the answer as it comes.
+//
+// A Ctrl-C cancels the turn: the conversation keeps the user's message
+// and the steps that completed (each tool call with its result, the
+// cancelled calls' results saying so), not the unfinished answer.
 func (c *chat) turn(text string) {
-	ctx := c.cmd.Context()
+	ctx, cancel := context.WithCancelCause(c.cmd.Context())
+	defer cancel(nil)
+	if c.keys != nil {
+		c.keys.setTurn(cancel)
+		defer c.keys.setTurn(nil)
+	}
+	ctx = model.OnRetry(ctx, c.retrying)
 	c.rec.Task += text + "\n" // values typed here become the workflow's inputs
 	history := append(c.history, model.Message{Role: model.RoleUser, Text: text})
+	c.mu.Lock()
+	c.waitModel()
+	c.mu.Unlock()
 	res, err := c.agent.Run(ctx, history)
 	c.mu.Lock()
+	c.waiting, c.thinking = time.Time{}, false
+	c.stopSpinnerLocked()
+	c.clearStatus()
+	c.flushAnswer() // what came of an answer cut short too
 	c.endLine()
 	c.mu.Unlock()
 	if res != nil {
 		c.history = res.Messages
 		u := res.Usage
 		if !c.o.tools.host.g.quiet {
-			fmt.Fprintln(c.out, c.style("2", fmt.Sprintf("(%d tool calls; tokens %d in, %d out)", res.ToolCalls, u.InputTokens, u.OutputTokens)))
+			fmt.Fprintln(c.out, c.style("2", fmt.Sprintf("(%s; tokens %d in, %d out)", plural(res.ToolCalls, "tool call"), u.InputTokens, u.OutputTokens)))
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(context.Cause(ctx), errInterrupted):
+		fmt.Fprintln(c.out, c.style("33", "Interrupted: the conversation so far is kept."))
+	case err != nil:
 		fmt.Fprintln(c.out, c.style("31", "toolwire: "+err.Error()))
+	}
+}
+
+// retrying says that the model's request is tried again.
+func (c *chat) retrying(r model.Retry) {
+	why := "a failed connection"
+	var ae *model.APIError
+	if errors.As(r.Err, &ae) && ae.Status != 0 {
+		why = fmt.Sprint(ae.Status)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	c.endLine()
+	fmt.Fprintln(c.out, c.style("33", fmt.Sprintf("retrying after %s from %s (attempt %d/%d)…", why, r.Provider, r.Attempt, r.Attempts)))
+	if c.stopSpin != nil {
+		c.drawStatus(0)
+	}
+}
+
+// waitModel shows that the model is asked, on a terminal; c.mu is held.
+func (c *chat) waitModel() {
+	c.waiting = time.Now()
+	if c.term != nil {
+		c.startSpinner()
+	}
+}
+
+// answered ends the wait for the model; c.mu is held.
+func (c *chat) answered() {
+	if c.waiting.IsZero() {
+		return
+	}
+	c.waiting = time.Time{}
+	c.clearStatus()
+	if len(c.running) == 0 {
+		c.stopSpinnerLocked()
+	}
+}
+
+// flushAnswer shows the rest of the answer's markdown; c.mu is held.
+func (c *chat) flushAnswer() {
+	if c.md == nil {
+		return
+	}
+	if out := c.md.flush(); out != "" {
+		c.endLine()
+		fmt.Fprint(c.out, out)
 	}
 }
 
@@ -296,12 +437,34 @@ func (c *chat) event(e agent.Event) {
 	defer c.mu.Unlock()
 	switch e.Type {
 	case agent.EventText:
+		if c.thinking {
+			// The reasoning ends: the answer starts a line of its own.
+			c.endLine()
+			c.thinking = false
+		}
+		if c.md != nil {
+			if out := c.md.write(e.Text); out != "" {
+				c.answered()
+				c.endLine()
+				fmt.Fprint(c.out, out)
+			}
+			return
+		}
 		fmt.Fprint(c.out, e.Text)
 		c.midLine = !strings.HasSuffix(e.Text, "\n")
 	case agent.EventReasoning:
+		c.answered()
+		if !c.thinking {
+			c.flushAnswer()
+			c.endLine()
+			c.thinking = true
+		}
 		fmt.Fprint(c.out, c.style("2", e.Text))
 		c.midLine = !strings.HasSuffix(e.Text, "\n")
 	case agent.EventToolStart:
+		c.answered()
+		c.flushAnswer()
+		c.thinking = false
 		c.endLine()
 		c.running[e.CallID] = runningCall{name: e.Tool, args: shorten(string(e.Args), 60), start: time.Now()}
 		if c.term != nil {
@@ -311,14 +474,18 @@ func (c *chat) event(e agent.Event) {
 		call := c.running[e.CallID]
 		delete(c.running, e.CallID)
 		c.clearStatus()
+		// The time the user took to approve the call is not the tool's.
+		took := (e.Duration - c.approving[e.Tool]).Round(time.Millisecond)
+		delete(c.approving, e.Tool)
 		mark := c.style("32", "✓")
-		detail := fmt.Sprintf("%v, %d bytes", e.Duration.Round(time.Millisecond), e.ResultSize)
+		detail := fmt.Sprintf("%v, %d bytes", took, e.ResultSize)
 		if e.IsError {
-			mark, detail = c.style("31", "✗"), fmt.Sprintf("%v: %s", e.Duration.Round(time.Millisecond), shorten(e.Err, 100))
+			mark, detail = c.style("31", "✗"), fmt.Sprintf("%v: %s", took, shorten(e.Err, 100))
 		}
 		fmt.Fprintf(c.out, "%s %s %s  %s\n", mark, e.Tool, call.args, c.style("2", detail))
 		if len(c.running) == 0 {
 			c.stopSpinnerLocked()
+			c.waitModel() // with the results
 		} else if c.term != nil {
 			c.drawStatus(0)
 		}
@@ -360,6 +527,9 @@ func (c *chat) drawStatus(frame int) {
 		parts = append(parts, fmt.Sprintf("%s %s (%.1fs)", r.name, r.args, time.Since(r.start).Seconds()))
 	}
 	sort.Strings(parts)
+	if len(parts) == 0 && !c.waiting.IsZero() {
+		parts = append(parts, fmt.Sprintf("waiting for %s (%.1fs)", c.modelName(), time.Since(c.waiting).Seconds()))
+	}
 	fmt.Fprintf(c.out, "\r\x1b[K%c %s", frames[frame%len(frames)], strings.Join(parts, ", "))
 }
 
@@ -392,8 +562,17 @@ func (c *chat) approve(_ context.Context, call *tool.Call) (bool, error) {
 	c.stopSpinnerLocked()
 	c.clearStatus()
 	c.mu.Unlock()
+	asked := time.Now()
 	defer func() {
 		c.mu.Lock()
+		waited := time.Since(asked)
+		c.approving[call.Name] += waited
+		for id, r := range c.running {
+			if r.name == call.Name {
+				r.start = r.start.Add(waited)
+				c.running[id] = r
+			}
+		}
 		if len(c.running) > 0 && c.term != nil {
 			c.startSpinner()
 		}

@@ -64,7 +64,7 @@ func testServer(mode string) int {
 	}
 	srv, _, err := newToolServer(serveOptions{}, nil)
 	if err == nil && mode == "notes" {
-		err = srv.AddTools(noteTool())
+		err = srv.AddTools(noteTool(), waitTool())
 	}
 	if err == nil && mode == "shapes" {
 		err = srv.AddTools(shapeTools()...)

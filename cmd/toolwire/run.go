@@ -310,7 +310,7 @@ func saveRecording(cmd *cobra.Command, rec *workflow.Recorder, path string) erro
 	if err := wf.Save(path); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: wrote %s: %d nodes, %d edges, %d inputs (toolwire workflow run %s)\n", path, len(wf.Nodes), len(wf.Edges), len(wf.Inputs), path)
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolwire: wrote %s: %s, %s, %s (toolwire workflow run %s)\n", path, plural(len(wf.Nodes), "node"), plural(len(wf.Edges), "edge"), plural(len(wf.Inputs), "input"), path)
 	return nil
 }
 

@@ -21,7 +21,7 @@ func TestWorkflowCommands(t *testing.T) {
 	wfPath := filepath.Join(t.TempDir(), "note.json")
 	r := runEnv(t, []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + m.URL + "/v1"}, "",
 		"run", "--config", cfg, "--toolsets=", "-m", "openai:test-model", "--record", wfPath, "Write down: buy milk")
-	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+wfPath+": 1 nodes, 0 edges, 1 inputs") {
+	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+wfPath+": 1 node, 0 edges, 1 input") {
 		t.Fatalf("run --record: exit %d\n%s", r.code, r.stderr)
 	}
 	b, err := os.ReadFile(wfPath)

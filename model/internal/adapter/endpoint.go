@@ -173,6 +173,7 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, read func(resp *http.R
 		}
 		wait := delay(e.Retry, n, err)
 		retryevent.Record(ctx, n, err, wait)
+		retryevent.Tell(ctx, e.Provider, n+2, retries(e.Retry)+1, err, wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

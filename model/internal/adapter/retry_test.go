@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,28 @@ func TestRetryStream(t *testing.T) {
 				t.Errorf("answer %q, want %q", res.Message.Text, "Hi")
 			}
 		})
+	}
+}
+
+// TestOnRetry: a context made by OnRetry hears of each retry, with the
+// status that caused it and the attempt about to be made; a request that
+// does not fail calls nothing.
+func TestOnRetry(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 503}, wiretest.Reply{Status: 500}, ok)
+	ep := &adapter.Endpoint{Provider: "test", URL: srv.URL + "/v1/x", Retry: fast}
+	var got []string
+	ctx := model.OnRetry(context.Background(), func(r model.Retry) {
+		var ae *model.APIError
+		if !errors.As(r.Err, &ae) {
+			t.Errorf("retry after %v, want an *APIError", r.Err)
+			return
+		}
+		got = append(got, fmt.Sprintf("%s %d %d/%d", r.Provider, ae.Status, r.Attempt, r.Attempts))
+	})
+	if err := ep.Post(ctx, []byte(`{}`), func(*http.Response) (bool, error) { return false, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"test 503 2/5", "test 500 3/5"}; !slices.Equal(got, want) {
+		t.Errorf("retries heard %q, want %q", got, want)
 	}
 }

@@ -27,3 +27,22 @@ func Record(ctx context.Context, n int, err error, wait time.Duration) {
 		r.Retried(n, err, wait)
 	}
 }
+
+// Notify is told that a request to provider is about to be made again:
+// attempt (2 for the first retry) of attempts at most, after err, in wait.
+type Notify func(provider string, attempt, attempts int, err error, wait time.Duration)
+
+type notifyKey struct{}
+
+// WithNotify returns a context carrying f, for a user interface (package
+// model's OnRetry).
+func WithNotify(ctx context.Context, f Notify) context.Context {
+	return context.WithValue(ctx, notifyKey{}, f)
+}
+
+// Tell calls the Notify ctx carries, if any.
+func Tell(ctx context.Context, provider string, attempt, attempts int, err error, wait time.Duration) {
+	if f, ok := ctx.Value(notifyKey{}).(Notify); ok {
+		f(provider, attempt, attempts, err, wait)
+	}
+}

@@ -25,7 +25,7 @@ import (
 // TOOLWIRE_TEST_SERVER set it serves the calc tools over stdio, after
 // creating the file $TOOLWIRE_TEST_MARKER (to show it ran) and sleeping
 // $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers, in mode "many"
-// it serves 500 generated tools too (manyTools). With
+// it serves 500 generated tools too (manyTools), in "asks" a form (formTool). With
 // TOOLWIRE_TEST_BROWSER set, it is the browser of the login tests (see
 // testBrowser).
 func TestMain(m *testing.M) {
@@ -64,6 +64,9 @@ func testServer(mode string) int {
 	srv, _, err := newToolServer(serveOptions{}, nil)
 	if err == nil && mode == "notes" {
 		err = srv.AddTools(noteTool())
+	}
+	if err == nil && mode == "asks" {
+		err = srv.AddTools(formTool())
 	}
 	if err == nil && mode == "many" {
 		err = srv.AddTools(manyTools()...)

@@ -183,7 +183,7 @@ func newWorkflowShowCmd() *cobra.Command {
 value and the parameters it feeds (NODE.PARAMETER, the name --set takes),
 then the nodes in an order they can run with what feeds each parameter; or
 as a Mermaid flowchart or a Graphviz graph.`,
-		Args:  withUsage(exactlyOneFile),
+		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wf, err := workflow.Load(args[0])
 			if err != nil {

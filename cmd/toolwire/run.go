@@ -44,7 +44,7 @@ func (o *agentOptions) flags(cmd *cobra.Command) {
 	f.StringVarP(&o.model, "model", "m", "", "the model, as provider:model (default $TOOLWIRE_MODEL): "+providerNames())
 	f.StringVar(&o.baseURL, "base-url", "", "the API's base URL, instead of the provider's variable (e.g. $OPENAI_BASE_URL)")
 	f.StringVar(&o.apiKey, "api-key", "", "the API key, instead of the provider's variable (e.g. $OPENAI_API_KEY)")
-	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking")
+	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking (run: also accept a server's form with its defaults)")
 	f.BoolVar(&o.sampling, "allow-sampling", false, "let the configured servers have the model complete their messages (MCP sampling; at most 4096 tokens, no tools) without asking")
 	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable; a server's \"allow\" in the config does the same)")
 	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")

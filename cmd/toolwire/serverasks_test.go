@@ -14,6 +14,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/toolwire/toolwire/internal/testpeers"
+	"github.com/toolwire/toolwire/mcp"
+	"github.com/toolwire/toolwire/model"
 	"github.com/toolwire/toolwire/tool"
 )
 
@@ -100,6 +102,9 @@ func TestRunServerAsks(t *testing.T) {
 		{name: "elicitation --yes with defaults", server: asks, tool: "plan_trip", args: `{"trip":"spring"}`, flags: []string{"--yes"},
 			stderr: []string{"server s asked for input (Where to, for spring?): accepted with the form's defaults (--yes)"},
 			result: []string{"accept: city=Paris nights=2"}},
+		{name: "URL elicitation --yes", server: everything, tool: "trigger-url-elicitation", args: `{"url":"https://example.com/consent"}`, flags: []string{"--yes"},
+			stderr: []string{"server s asked for input (Please open the link to complete this action.) at https://example.com/consent: declined, as run cannot open a page for you (use chat)"},
+			result: []string{"User declined to open the URL"}},
 		{name: "roots", server: everything, tool: "get-roots-list", args: `{}`, flags: []string{"--allow-dir", extra},
 			result: []string{"Current MCP Roots (2 total)", "URI: file://" + wd + "\n", "URI: file://" + extra + "\n"}},
 		{name: "sampling refused", server: everything, tool: "trigger-sampling-request", args: `{"prompt":"a haiku"}`,
@@ -300,5 +305,75 @@ func TestChatSampling(t *testing.T) {
 	tty.WriteString("/exit\r")
 	if result := m.lastToolResult(t); !strings.Contains(result, "Tests pass at dawn") {
 		t.Errorf("allowed, the tool's result: %s", result)
+	}
+}
+
+// echoModel answers every request with its text, and keeps the request.
+type echoModel struct {
+	req  *model.Request
+	stop model.StopReason
+}
+
+func (m *echoModel) Generate(_ context.Context, req *model.Request, _ func(model.Delta)) (*model.Response, error) {
+	m.req = req
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant, Text: "answer"}, StopReason: m.stop}, nil
+}
+
+// TestSample: a server's sampling request reaches the model bounded (at
+// most maxSamplingTokens, no tools), and content the model cannot take
+// is refused with what to send instead.
+func TestSample(t *testing.T) {
+	text := json.RawMessage(`{"type":"text","text":"hi"}`)
+	for _, tt := range []struct {
+		name      string
+		p         mcp.CreateMessageParams
+		maxTokens int
+		stop      string
+		err       string
+	}{
+		{name: "small bound kept", p: mcp.CreateMessageParams{MaxTokens: 50, Messages: []mcp.SamplingMessage{{Role: "user", Content: text}}}, maxTokens: 50, stop: "maxTokens"},
+		{name: "large bound capped", p: mcp.CreateMessageParams{MaxTokens: 1 << 20, Messages: []mcp.SamplingMessage{{Role: "user", Content: text}}}, maxTokens: maxSamplingTokens, stop: "maxTokens"},
+		{name: "no bound", p: mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{{Role: "user", Content: json.RawMessage(`[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"}]`)}}}, maxTokens: maxSamplingTokens, stop: "maxTokens"},
+		{name: "tools", p: mcp.CreateMessageParams{MaxTokens: 5, Tools: json.RawMessage(`[{"name":"x"}]`), Messages: []mcp.SamplingMessage{{Role: "user", Content: text}}}, err: `toolwire answers sampling requests without tools: send the request without "tools"`},
+		{name: "role", p: mcp.CreateMessageParams{MaxTokens: 5, Messages: []mcp.SamplingMessage{{Role: "system", Content: text}}}, err: `message 1 has role "system": use user or assistant`},
+		{name: "audio", p: mcp.CreateMessageParams{MaxTokens: 5, Messages: []mcp.SamplingMessage{{Role: "user", Content: json.RawMessage(`{"type":"audio","data":"AA=="}`)}}}, err: `message 1 has "audio" content, which toolwire does not send to a model: send text or images`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &echoModel{stop: model.StopLength}
+			res, err := sample(context.Background(), m, "test:model", &tt.p)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || m.req != nil {
+					t.Fatalf("error %v (the model asked: %v), want %q and no request", err, m.req != nil, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.req.MaxTokens != tt.maxTokens || len(m.req.Tools) != 0 || m.req.ToolChoice != model.ToolChoiceNone {
+				t.Errorf("the model was asked for %d tokens with %d tools (choice %q), want %d and none", m.req.MaxTokens, len(m.req.Tools), m.req.ToolChoice, tt.maxTokens)
+			}
+			if res.Model != "test:model" || res.StopReason != tt.stop || string(res.Content) != `{"text":"answer","type":"text"}` {
+				t.Errorf("result %+v %s", res, res.Content)
+			}
+		})
+	}
+}
+
+// TestPrintable: what a server sends reaches the terminal without escape
+// sequences.
+func TestPrintable(t *testing.T) {
+	if got := printable("ok\x1b[2J\u009b31m\x07 done\nnext\x9b"); got != "ok[2J31m done\nnext\ufffd" {
+		t.Errorf("printable = %q", got)
+	}
+}
+
+// TestOpenPageRefusesOtherSchemes: only an http or https page is shown
+// to be opened.
+func TestOpenPageRefusesOtherSchemes(t *testing.T) {
+	for _, u := range []string{"javascript:alert(1)", "file:///etc/passwd", "https://"} {
+		if _, err := (&chat{}).openPage("s", &mcp.ElicitParams{Mode: "url", URL: u}); err == nil || !strings.Contains(err.Error(), "is not an http or https address") {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }

@@ -58,7 +58,7 @@ func callScript(name, args string, samples ...string) []string {
 		script = append(script, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":%q}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, s))
 	}
-	return append(script, `{"choices":[{"index":0,"delta":{"content":"done"}}]}
+	return append(script, `{"choices":[{"index":0,"delta":{"content":"All finished."}}]}
 {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
 }
 
@@ -236,7 +236,7 @@ func TestChatElicitationForm(t *testing.T) {
 		answer(t, tty, scr, s.prompt, s.line)
 	}
 	scr.waitFor(t, "✓ everything__trigger-elicitation-request")
-	scr.waitFor(t, "done")
+	scr.waitFor(t, "All finished.")
 	tty.WriteString("/exit\r")
 	result := m.lastToolResult(t)
 	for _, want := range []string{"- Name: Ann Lee", "- Agreed to terms: true", "- Email: ann@example.com", "- Favorite Integer: 7", "- Favorite Number: 3.14",
@@ -272,7 +272,7 @@ func TestChatElicitationURL(t *testing.T) {
 	}
 	answer(t, tty, scr, "Open it? [y]es, [n]o (decline), [c]ancel: ", "y")
 	answer(t, tty, scr, "Press Enter when you are done there: ", "")
-	scr.waitFor(t, "done")
+	scr.waitFor(t, "All finished.")
 	tty.WriteString("/exit\r")
 	b, _ := os.ReadFile(opened)
 	if strings.TrimSpace(string(b)) != "https://example.com/consent?x=1" {
@@ -294,13 +294,13 @@ func TestChatSampling(t *testing.T) {
 	tty.WriteString("sample\r")
 	scr.waitFor(t, `Server everything asks openai:test-model for a completion: 1 message, the last "Resource trigger-sampling-request context: a haiku"`)
 	answer(t, tty, scr, "Allow (at most 50 tokens, no tools)? [y/N]: ", "")
-	scr.waitFor(t, "done")
+	scr.waitFor(t, "All finished.")
 	if result := m.lastToolResult(t); !strings.Contains(result, "the user did not allow server everything to use the model") {
 		t.Errorf("refused, the tool's result: %s", result)
 	}
 	tty.WriteString("again\r")
 	answer(t, tty, scr, "Allow (at most 50 tokens, no tools)? [y/N]: ", "y")
-	for deadline := time.Now().Add(20 * time.Second); strings.Count(scr.String(), "done") < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(scr.String(), "All finished.") < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 	}
 	tty.WriteString("/exit\r")
 	if result := m.lastToolResult(t); !strings.Contains(result, "Tests pass at dawn") {

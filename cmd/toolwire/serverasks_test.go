@@ -377,3 +377,54 @@ func TestOpenPageRefusesOtherSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestChatElicitationDeclined: piped, chat asks a form too; the user may
+// decline it, or cancel it.
+func TestChatElicitationDeclined(t *testing.T) {
+	call := callScript("everything__trigger-elicitation-request", `{}`)
+	m := newScriptedModel(t, append(call, call...)...)
+	cfg := writeConfig(t, map[string]string{"everything": everythingJSON(t)})
+	r := runEnv(t, []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + m.URL + "/v1"}, "ask me\nn\nask again\nc\n",
+		"chat", "--config", cfg, "--toolsets=", "-m", "openai:test-model")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "Answer? [y]es, [n]o (decline), [c]ancel: "); n != 2 {
+		t.Errorf("asked %d times, want 2:\n%s", n, r.stdout)
+	}
+	declined, _ := json.Marshal(m.messages(1))
+	cancelled, _ := json.Marshal(m.messages(3))
+	if !strings.Contains(string(declined), "User declined") || !strings.Contains(string(cancelled), "User cancelled") {
+		t.Errorf("the model was told:\n%s\nthen:\n%s", declined, cancelled)
+	}
+}
+
+// TestRunAllowDir: run's data toolset reads a CSV outside the working
+// directory only when --allow-dir names its directory.
+func TestRunAllowDir(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "sales.csv")
+	if err := os.WriteFile(csv, []byte("region,amount\nnorth,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"outside", nil, " is outside the directories"},
+		{"allowed", []string{"--allow-dir", dir}, `"rows":1`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newScriptedModel(t, callScript("load_csv", fmt.Sprintf(`{"path":%q}`, csv))...)
+			args := append([]string{"run", "--toolsets=data", "--allow", "load_csv", "-m", "openai:test-model"}, tt.flags...)
+			r := runEnv(t, []string{"OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=" + m.URL + "/v1", "TOOLWIRE_CONFIG=" + filepath.Join(dir, "none.json"), "HOME=" + dir}, "", append(args, "load it")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if got := m.lastToolResult(t); !strings.Contains(got, tt.want) {
+				t.Errorf("the model was told %q, want %q in it", got, tt.want)
+			}
+		})
+	}
+}

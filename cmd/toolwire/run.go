@@ -24,18 +24,16 @@ import (
 
 // agentOptions are the flags of the commands that run an agent.
 type agentOptions struct {
-	tools   toolsOptions
-	model   string
-	baseURL string
-	apiKey  string
-	yes     bool
-	allow   []string
-	// sampling lets servers have the model complete their messages
-	// without asking (--allow-sampling).
-	sampling bool
+	tools    toolsOptions
+	model    string
+	baseURL  string
+	apiKey   string
+	yes      bool
+	allow    []string
 	maxTurns int
 	system   string
 	search   searchOptions
+	sampling bool // --allow-sampling: servers may have the model complete their messages without asking
 }
 
 func (o *agentOptions) flags(cmd *cobra.Command) {

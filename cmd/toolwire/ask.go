@@ -372,6 +372,9 @@ func browserAvailable() bool {
 
 func (c *chat) answerSampling(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	server := host.AskingServer(ctx)
+	c.asking.Lock() // the chat is set up
+	m := c.agent.Model
+	c.asking.Unlock()
 	if !c.o.sampling {
 		resume := c.pause()
 		c.say("%s %s", c.style("1", "Server "+server+" asks "+c.modelName()+" for a completion:"), printable(samplingSummary(p, 200)))
@@ -387,5 +390,5 @@ func (c *chat) answerSampling(ctx context.Context, p *mcp.CreateMessageParams) (
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "the user did not allow server %s to use the model", server)
 		}
 	}
-	return sample(ctx, c.agent.Model, c.modelName(), p)
+	return sample(ctx, m, c.modelName(), p)
 }

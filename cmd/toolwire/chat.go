@@ -95,7 +95,9 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 	if o.tools.host.timeout <= 0 {
 		o.tools.host.timeout = 365 * 24 * time.Hour
 	}
-	o.tools.asker = c // servers' questions go to the user (ask.go)
+	o.tools.asker = c // servers' questions go to the user (ask.go),
+	c.asking.Lock()   // once the chat is set up
+	defer c.asking.Unlock()
 	r, err := o.open(cmd, c.approve)
 	if err != nil {
 		return nil, err

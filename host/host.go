@@ -160,6 +160,7 @@ func (s *server) connected(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	c := s.host.Client
+	nameHandlers(&c, s.cfg.Name)
 	if f := s.host.TaskStarted; f != nil {
 		c.TaskStarted = func(id string) { f(s.cfg.Name, id) }
 	}

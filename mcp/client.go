@@ -37,6 +37,9 @@ type Client struct {
 	Sampling func(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error)
 	// Elicitation answers a server's request for user input.
 	Elicitation func(ctx context.Context, p *ElicitParams) (*ElicitResult, error)
+	// ElicitationURL declares that Elicitation answers URL mode too
+	// (sending the user to a URL); without it, forms only are declared.
+	ElicitationURL bool
 	// Roots answers a server's request for the client's roots.
 	Roots func(ctx context.Context) ([]Root, error)
 	// Notify receives the server's notifications (progress, log messages,
@@ -240,6 +243,9 @@ func (c *Client) Capabilities() ClientCapabilities {
 	}
 	if c.Elicitation != nil {
 		caps.Elicitation = &ElicitationCapability{Form: json.RawMessage("{}")}
+		if c.ElicitationURL {
+			caps.Elicitation.URL = json.RawMessage("{}")
+		}
 	}
 	if c.Roots != nil {
 		caps.Roots = &RootsCapability{}

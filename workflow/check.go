@@ -13,8 +13,9 @@ import (
 
 // Check checks the workflow against the tools it would run with: each
 // node's tool exists, its parameters are the tool's (no unknown one, none
-// of another type, none required missing), and each input has a value
-// (inputs names those given). Every problem is listed with its node.
+// of another type, none required missing), what each edge takes exists
+// in its node's output (the tool's output schema, or the recorded
+// output), and each input has a value (inputs names those given). Every problem is listed with its node.
 func (wf *Workflow) Check(reg *tool.Registry, inputs map[string]any) error {
 	var errs []error
 	if err := wf.checkForm(); err != nil {
@@ -42,6 +43,7 @@ func (wf *Workflow) Check(reg *tool.Registry, inputs map[string]any) error {
 		}
 		errs = append(errs, checkParameters(n, t.Info())...)
 	}
+	errs = append(errs, wf.checkEdgeOutputs(reg)...)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

@@ -125,7 +125,7 @@ func (r *Recorder) Workflow(name string) *Workflow {
 				wf.Edges = append(wf.Edges, Edge{From: nodeIDs[from], Output: out, To: id, Parameter: p.Name})
 				p.Value = ""
 			} else if s, ok := p.Value.(string); ok && len(s) >= 3 && strings.Contains(r.Task, s) {
-				p.Input = inputFor(wf, p, prop.Description)
+				p.Input = inputFor(wf, id, p, prop.Description)
 			}
 			node.InputParameters = append(node.InputParameters, p)
 		}
@@ -146,12 +146,14 @@ func nodeID(tool string, used map[string]int) string {
 	return fmt.Sprintf("%s_%d", tool, used[tool])
 }
 
-// inputFor declares the workflow input a parameter takes, named after it,
-// and returns its name.
-func inputFor(wf *Workflow, p Parameter, description string) string {
-	name := p.Name
-	for n := 2; hasInput(wf.Inputs, name); n++ {
-		name = fmt.Sprintf("%s_%d", p.Name, n)
+// inputFor declares the workflow input a parameter of a node takes, named
+// NODE.PARAMETER so that a user can tell which it feeds, and returns its
+// name.
+func inputFor(wf *Workflow, node string, p Parameter, description string) string {
+	base := node + "." + p.Name
+	name := base
+	for n := 2; hasInput(wf.Inputs, name); n++ { // a node id or parameter with a dot in it
+		name = fmt.Sprintf("%s_%d", base, n)
 	}
 	wf.Inputs = append(wf.Inputs, Input{Name: name, Type: p.Type, Default: p.Value, Description: description})
 	return name

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,15 +265,20 @@ func extract(res *tool.Result, output string) (any, error) {
 func (wf *Workflow) inputValues(given map[string]any) (map[string]any, error) {
 	out := map[string]any{}
 	var errs []error
-	for name := range given {
-		if !hasInput(wf.Inputs, name) {
-			var names []string
-			for _, in := range wf.Inputs {
-				names = append(names, in.Name)
-			}
-			errs = append(errs, fmt.Errorf("input %q: the workflow has no such input (inputs: %s)", name, strings.Join(names, ", ")))
+	byInput := map[string]any{}
+	givenAs := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		in, ok := wf.inputNamed(name)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("input %q: the workflow has no such input (inputs: %s)", name, wf.inputList()))
+		case givenAs[in] != "":
+			errs = append(errs, fmt.Errorf("input %q is given twice, as %s and as %s: give it once", in, givenAs[in], name))
+		default:
+			byInput[in], givenAs[in] = given[name], name
 		}
 	}
+	given = byInput
 	for _, in := range wf.Inputs {
 		v, ok := given[in.Name]
 		if !ok {

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -63,7 +64,16 @@ func (wf *Workflow) Text() string {
 		fmt.Fprintf(&b, "%s\n", wf.Name)
 	}
 	for _, in := range wf.Inputs {
-		fmt.Fprintf(&b, "input %s (%s, default %v)\n", in.Name, in.Type, in.Default)
+		value := "no value: pass --set " + in.Name + "=VALUE"
+		if in.Default != nil {
+			v, _ := json.Marshal(in.Default)
+			value = string(v)
+		}
+		feeds := "feeds no parameter"
+		if f := wf.Feeds(in.Name); len(f) > 0 {
+			feeds = "feeds " + strings.Join(f, ", ")
+		}
+		fmt.Fprintf(&b, "input %s (%s) = %s: %s\n", in.Name, in.Type, value, feeds)
 	}
 	order, err := wf.order()
 	if err != nil {

@@ -36,6 +36,8 @@ type Workflow struct {
 
 // Input is a value given when the workflow runs (toolwire workflow run
 // --set NAME=VALUE), with the value the recorded run used as its default.
+// A Recorder names it NODE.PARAMETER, after the parameter it feeds (see
+// Feeds).
 type Input struct {
 	Name        string `json:"name"`
 	Type        string `json:"type"`

@@ -190,7 +190,7 @@ func TestRecordAndReplay(t *testing.T) {
 			t.Errorf("edge %d = %+v, want %+v", i, e, wantEdges[i])
 		}
 	}
-	if in := wf.Inputs[0]; in.Name != "path" || in.Type != "str" || in.Default != first || wf.Nodes[0].InputParameters[0].Input != "path" {
+	if in := wf.Inputs[0]; in.Name != "load.path" || in.Type != "str" || in.Default != first || wf.Nodes[0].InputParameters[0].Input != "load.path" {
 		t.Errorf("input %+v", in)
 	}
 
@@ -207,7 +207,7 @@ func TestRecordAndReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := writeCSV(t, "a,b", "1,", ",2", "3,4", "5,6", "7,8")
-	rep, err := (&workflow.Runner{Tools: &reg}).Run(ctx, again, map[string]any{"path": second})
+	rep, err := (&workflow.Runner{Tools: &reg}).Run(ctx, again, map[string]any{"load.path": second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +265,12 @@ func TestBadWorkflows(t *testing.T) {
 		{"input without value", `{"version":"toolwire.workflow/v1","inputs":[{"name":"path","type":"str"}],"nodes":[{"id":"a","tool":"load","input_parameters":[{"name":"path","type":"str","value":"","input":"path"}]}],"edges":[]}`, nil, `input "path" has no value: pass --set path=VALUE`},
 		{"--set of the wrong type", `{"version":"toolwire.workflow/v1","inputs":[{"name":"n","type":"int","default":1}],"nodes":[],"edges":[]}`, map[string]any{"n": "ten"}, `input "n": "ten" is not an int`},
 		{"--set of an unknown input", `{"version":"toolwire.workflow/v1","inputs":[],"nodes":[],"edges":[]}`, map[string]any{"x": "1"}, `input "x": the workflow has no such input`},
+		{"edge from a field the output schema lacks", wf(node("a", "drop_missing", "table")+","+node("b", "count", "table"), `{"from":"a","output":"structured.body","to":"b","parameter":"table"}`), nil,
+			`edge a → b.table: tool drop_missing's output schema has no "structured.body" (its fields there: table, rows): take a field it has`},
+		{"edge from a handle the recorded output lacks", wf(`{"id":"a","tool":"load","input_parameters":[{"name":"path","type":"str","value":"x.csv"}],"output":{"text":"tbl_0000000000000000000001: 3 rows"}},`+node("b", "count", "table"),
+			`{"from":"a","output":"handle:img","to":"b","parameter":"table"}`), nil, `edge a → b.table: the output node a recorded has no "handle:img" (its output has no img_ handle`},
+		{"edge from a field the recorded output lacks", wf(`{"id":"a","tool":"load","input_parameters":[{"name":"path","type":"str","value":"x.csv"}],"output":{"structured":{"table":"t"}}},`+node("b", "count", "table"),
+			`{"from":"a","output":"structured.tabel","to":"b","parameter":"table"}`), nil, `the output node a recorded has no "structured.tabel" (its structured content has no field "structured.tabel")`},
 	}
 	for _, tt := range check {
 		w, err := workflow.Parse([]byte(tt.data))
@@ -406,5 +412,79 @@ func TestSchemaDocumentsTheFormat(t *testing.T) {
 	doc.(map[string]any)["extra"] = true
 	if v.Validate(doc) == nil {
 		t.Error("schema.json accepts an unknown key")
+	}
+}
+
+// TestInputNames: a recorded input is named after the node and parameter
+// it feeds, so that a directory and a file both given as "path" are told
+// apart; a workflow recorded with the older names ("path", "path_2") is
+// reached by NODE.PARAMETER too, and show says what each input feeds.
+func TestInputNames(t *testing.T) {
+	dir := t.TempDir()
+	file := writeCSV(t, "a", "1")
+	list := tool.Must(tool.New("list", "Lists a directory.", func(_ context.Context, in pathIn) (string, error) { return "data.csv", nil }))
+	load := tool.Must(tool.New("load", "Loads a CSV file.", func(_ context.Context, in pathIn) (string, error) { return "loaded " + in.Path, nil }))
+	var reg tool.Registry
+	if err := reg.Add(list, load); err != nil {
+		t.Fatal(err)
+	}
+	rec := &workflow.Recorder{Task: "look in " + dir + " then load " + file}
+	reg.Use(rec.Middleware())
+	for _, c := range [][2]string{{"list", dir}, {"load", file}} {
+		if _, err := reg.Call(context.Background(), c[0], json.RawMessage(fmt.Sprintf(`{"path":%q}`, c[1]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wf := rec.Workflow("two paths")
+	if len(wf.Inputs) != 2 || wf.Inputs[0].Name != "list.path" || wf.Inputs[1].Name != "load.path" {
+		t.Fatalf("inputs %+v, want list.path and load.path", wf.Inputs)
+	}
+	text := wf.Text()
+	for _, want := range []string{
+		fmt.Sprintf("input list.path (str) = %q: feeds list.path\n", dir),
+		fmt.Sprintf("input load.path (str) = %q: feeds load.path\n", file),
+		"  path = input load.path\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Text() lacks %q:\n%s", want, text)
+		}
+	}
+
+	// The same workflow as recorded before inputs were named after what
+	// they feed.
+	old := *wf
+	old.Inputs = []workflow.Input{wf.Inputs[0], wf.Inputs[1]}
+	old.Inputs[0].Name, old.Inputs[1].Name = "path", "path_2"
+	old.Nodes = []workflow.Node{wf.Nodes[0], wf.Nodes[1]}
+	for i, name := range []string{"path", "path_2"} {
+		params := append([]workflow.Parameter(nil), old.Nodes[i].InputParameters...)
+		params[0].Input = name
+		old.Nodes[i].InputParameters = params
+	}
+	if !strings.Contains(old.Text(), "input path_2 (str) = ") || !strings.Contains(old.Text(), ": feeds load.path\n") {
+		t.Errorf("Text() of the older workflow:\n%s", old.Text())
+	}
+	other := writeCSV(t, "b", "2")
+	for _, tt := range []struct {
+		name   string
+		inputs map[string]any
+		want   string // load's output, or the error
+	}{
+		{"new name", map[string]any{"load.path": other}, "loaded " + other},
+		{"old name", map[string]any{"path_2": other}, "loaded " + other},
+		{"old name of the other node", map[string]any{"path": other}, "loaded " + file},
+		{"given twice", map[string]any{"path_2": other, "load.path": other}, `input "path_2" is given twice, as load.path and as path_2: give it once`},
+		{"unknown", map[string]any{"load.sep": ","}, `input "load.sep": the workflow has no such input (inputs: path (feeds list.path), path_2 (feeds load.path))`},
+	} {
+		rep, err := (&workflow.Runner{Tools: &reg}).Run(context.Background(), &old, tt.inputs)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = rep.Nodes[1].Output
+		}
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

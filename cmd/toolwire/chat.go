@@ -80,6 +80,9 @@ type chat struct {
 	out   io.Writer      // where everything is shown
 	color bool
 	mu    sync.Mutex // guards the screen
+	// asking lets one server's question at a time use the terminal
+	// (ask.go).
+	asking sync.Mutex
 	// Tools running now, for the spinner line.
 	running  map[string]runningCall
 	waiting  time.Time // since when the model is asked, until it answers
@@ -106,6 +109,9 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 	if o.tools.host.timeout <= 0 {
 		o.tools.host.timeout = 365 * 24 * time.Hour
 	}
+	o.tools.asker = c // servers' questions go to the user (ask.go),
+	c.asking.Lock()   // once the chat is set up
+	defer c.asking.Unlock()
 	r, err := o.open(cmd, c.approve)
 	if err != nil {
 		return nil, err

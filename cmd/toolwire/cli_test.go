@@ -26,7 +26,7 @@ import (
 // creating the file $TOOLWIRE_TEST_MARKER (to show it ran) and sleeping
 // $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers, in mode "many"
 // it serves 500 generated tools too (manyTools), in mode "shapes" the
-// tools of shapeTools. With
+// tools of shapeTools, in "asks" a form (formTool). With
 // TOOLWIRE_TEST_BROWSER set, it is the browser of the login tests (see
 // testBrowser).
 func TestMain(m *testing.M) {
@@ -68,6 +68,9 @@ func testServer(mode string) int {
 	}
 	if err == nil && mode == "shapes" {
 		err = srv.AddTools(shapeTools()...)
+	}
+	if err == nil && mode == "asks" {
+		err = srv.AddTools(formTool())
 	}
 	if err == nil && mode == "many" {
 		err = srv.AddTools(manyTools()...)

@@ -187,7 +187,7 @@ func TestCSVFlowWorkflow(t *testing.T) {
 	rows := bytes.Count(kept, []byte("\n")) - 1 // without the header
 	// No model: neither key nor base URL.
 	r = runEnv(t, []string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "",
-		"workflow", "run", "--config", cfg, "--toolsets=", wfPath, "--json", "--set", "path="+second)
+		"workflow", "run", "--config", cfg, "--toolsets=", wfPath, "--json", "--set", "data__load_csv.path="+second)
 	if r.code != 0 {
 		t.Fatalf("replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

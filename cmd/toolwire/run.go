@@ -36,7 +36,8 @@ type agentOptions struct {
 	search   searchOptions
 	// steps, when set, sees the model's requests (run's summary and
 	// error event).
-	steps *runSteps
+	steps    *runSteps
+	sampling bool // --allow-sampling: servers may have the model complete their messages without asking
 }
 
 func (o *agentOptions) flags(cmd *cobra.Command) {
@@ -45,7 +46,8 @@ func (o *agentOptions) flags(cmd *cobra.Command) {
 	f.StringVarP(&o.model, "model", "m", "", "the model, as provider:model (default $TOOLWIRE_MODEL): "+providerNames())
 	f.StringVar(&o.baseURL, "base-url", "", "the API's base URL, instead of the provider's variable (e.g. $OPENAI_BASE_URL)")
 	f.StringVar(&o.apiKey, "api-key", "", "the API key, instead of the provider's variable (e.g. $OPENAI_API_KEY)")
-	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking")
+	f.BoolVarP(&o.yes, "yes", "y", false, "let the model run tools that may change things without asking (run: also accept a server's form with its defaults)")
+	f.BoolVar(&o.sampling, "allow-sampling", false, "let the configured servers have the model complete their messages (MCP sampling; at most 4096 tokens, no tools) without asking")
 	f.StringSliceVar(&o.allow, "allow", nil, "tools that may change things to run without asking (repeatable; a server's \"allow\" in the config does the same)")
 	f.IntVar(&o.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model requests in one run")
 	f.StringVar(&o.system, "system", "", "the system prompt")
@@ -67,6 +69,12 @@ type toolsOptions struct {
 	toolsets []string
 	// withData makes the data toolset one of the defaults.
 	withData bool
+	// allowDirs are the directories beside the working directory that
+	// the data toolset may use and the servers are given as roots.
+	allowDirs []string
+	// asker answers the servers' elicitation and sampling requests; nil
+	// declares neither.
+	asker serverAsker
 }
 
 func (o *toolsOptions) flags(cmd *cobra.Command) {
@@ -76,6 +84,7 @@ func (o *toolsOptions) flags(cmd *cobra.Command) {
 		defaults, usage = append(defaults, "data"), "built-in toolsets to use, beside the configured MCP servers ("+strings.Join(toolsets.Names(), ", ")+"; data: tables on DuckDB over the working directory's files)"
 	}
 	cmd.Flags().StringSliceVar(&o.toolsets, "toolsets", defaults, usage)
+	cmd.Flags().StringSliceVar(&o.allowDirs, "allow-dir", nil, "a directory beside the working directory whose files the data toolset may read and write, also given to the servers as a root (repeatable)")
 }
 
 // toolSession is a registry of the built-in toolsets and the configured
@@ -109,7 +118,11 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 	}
 	// No process memory bound for data (--max-memory): it would be this
 	// process's RLIMIT_DATA, which the MCP servers it starts inherit.
-	opened, err := openToolsets(cmd.Context(), o.toolsets, dataOptions{maxMemory: -1}.toolsetOptions)
+	dirs, err := workDirs(o.allowDirs)
+	if err != nil {
+		return nil, &usageError{cmd: cmd, err: err}
+	}
+	opened, err := openToolsets(cmd.Context(), o.toolsets, dataOptions{maxMemory: -1, dirs: dirs}.toolsetOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +139,7 @@ func (o *toolsOptions) open(cmd *cobra.Command) (*toolSession, error) {
 			return nil, err
 		}
 		r.host = s
+		answerServers(&s.Client, rootsOf(dirs), o.asker)
 		// The servers' tools stay in the registry while the command goes
 		// on, following their changes.
 		if err := s.Sync(r.ctx, reg); err != nil && !o.host.g.quiet {
@@ -166,6 +180,13 @@ func (o *agentOptions) open(cmd *cobra.Command, approve func(context.Context, *t
 	m, err := provider.Open(spec, popts)
 	if err != nil {
 		return nil, err
+	}
+	if o.tools.asker == nil { // nobody to ask: the flags say
+		a := &runAsker{yes: o.yes, sampling: o.sampling, model: m, modelName: spec}
+		if !o.tools.host.g.quiet {
+			a.stderr = cmd.ErrOrStderr()
+		}
+		o.tools.asker = a
 	}
 	ts, err := o.tools.open(cmd)
 	if err != nil {
@@ -218,8 +239,13 @@ thresholds), the model is sent a search tool and the tools it finds rather
 than every tool's schema.
 
 Run asks nobody: tools that may change things (by their annotations) are
-refused unless --yes or --allow lets them run. The exit status is 1 when the
-run fails, 130 when Ctrl-C stops it.
+refused unless --yes or --allow lets them run. A server that asks for input
+(MCP elicitation) is refused too; with --yes, a form whose required fields
+all have defaults is accepted with them, another declined. A server that
+asks the model for a completion (MCP sampling) gets one only with
+--allow-sampling. The servers are given the working directory and each
+--allow-dir as roots. The exit status is 1 when the run fails, 130 when
+Ctrl-C stops it.
 
 The model comes from --model or $TOOLWIRE_MODEL, as provider:model; its key
 and base URL from the variables its vendor's own SDK reads:

@@ -118,7 +118,9 @@ func TestSpillAcrossForeignServers(t *testing.T) {
 		{"files__write_file", fmt.Sprintf(`{"path":%q,"content":"{handle}"}`, out)},
 	}, "Copied.")
 	r := runEnv(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + m.URL + "/v1"}, "",
-		"run", "--config", cfg, "--toolsets=", "--yes", "-m", "openai:test", "Copy "+in+" to "+out+".")
+		// --allow-dir: the run gives its roots to server-filesystem, which
+		// then uses them instead of the directory it was started with.
+		"run", "--config", cfg, "--toolsets=", "--yes", "--allow-dir", dir, "-m", "openai:test", "Copy "+in+" to "+out+".")
 	if r.code != 0 || !strings.Contains(r.stdout, "Copied.") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

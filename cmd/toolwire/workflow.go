@@ -87,8 +87,12 @@ parameters, validation). A failed node stops the nodes that depend on it,
 and only them; the report names each failed node, its tool and the error,
 and the exit status is 1.
 
---set NAME=VALUE gives an input another value than the recorded one.`,
-		Example: `  toolwire workflow run clean.json --set path=other.csv
+--set NAME=VALUE gives an input another value than the recorded one. Inputs
+are named NODE.PARAMETER after the parameter they feed (workflow show lists
+them); an input of a workflow recorded before that naming is reached by the
+NODE.PARAMETER it feeds too. --allow-dir lets the data toolset reach files
+outside the working directory.`,
+		Example: `  toolwire workflow run clean.json --set load_csv.path=other.csv
   toolwire workflow run clean.json --json | jq .`,
 		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -151,7 +155,9 @@ func newWorkflowValidateCmd(g *globalOptions) *cobra.Command {
 		Short: "Check a workflow against the tools it would run with",
 		Long: `Validate reads a workflow and checks it against the tools: unknown tools or
 servers, parameters that no longer match a tool's schema, cycles, edges that
-lead nowhere, and inputs without a value. Each problem names its node.`,
+lead nowhere or take what their node's output does not have (by the tool's
+output schema, or the recorded output), and inputs without a value. Each
+problem names its node.`,
 		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wf, _, ts, err := loadChecked(cmd, &o, args[0], sets)
@@ -173,7 +179,11 @@ func newWorkflowShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [--format mermaid|dot|text] FILE",
 		Short: "Draw a workflow's DAG",
-		Args:  withUsage(exactlyOneFile),
+		Long: `Show draws a workflow: as text (the default), each input with its type, its
+value and the parameters it feeds (NODE.PARAMETER, the name --set takes),
+then the nodes in an order they can run with what feeds each parameter; or
+as a Mermaid flowchart or a Graphviz graph.`,
+		Args: withUsage(exactlyOneFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wf, err := workflow.Load(args[0])
 			if err != nil {

@@ -80,8 +80,15 @@ type chatOnTerminal struct {
 
 func startChat(t *testing.T, modelURL string, cols uint16, args ...string) *chatOnTerminal {
 	t.Helper()
+	return startChatEnv(t, modelURL, cols, nil, args...)
+}
+
+// startChatEnv is startChat with more environment (which wins over the
+// test's own).
+func startChatEnv(t *testing.T, modelURL string, cols uint16, env []string, args ...string) *chatOnTerminal {
+	t.Helper()
 	cmd := exec.Command(build(t), append([]string{"chat", "--toolsets=", "-m", "openai:test-model"}, args...)...)
-	cmd.Env = append(cmd.Environ(), "OPENAI_API_KEY=test-key", "OPENAI_BASE_URL="+modelURL+"/v1", "NO_COLOR=")
+	cmd.Env = append(append(cmd.Environ(), "OPENAI_API_KEY=test-key", "OPENAI_BASE_URL="+modelURL+"/v1", "NO_COLOR="), env...)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: cols})
 	if err != nil {
 		t.Fatal(err)

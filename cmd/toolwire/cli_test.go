@@ -146,10 +146,16 @@ type result struct {
 // unsets nothing but sets it empty) and stdin.
 func runEnv(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
-	var o, e bytes.Buffer
 	cmd := exec.Command(build(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns what it printed and its exit status.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	start := time.Now()
 	err := cmd.Run()

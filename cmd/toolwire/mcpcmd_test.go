@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,22 +21,11 @@ import (
 func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	home := t.TempDir()
-	var o, e bytes.Buffer
 	cmd := exec.Command(build(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"TOOLWIRE_CONFIG=", "TOOLWIRE_TOKEN_STORE=file", "GORACE=atexit_sleep_ms=0"}, env...)...)
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	r := result{stdout: o.String(), stderr: e.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return r
+	return runCmd(t, cmd)
 }
 
 func mustContain(t *testing.T, what string, r result, code int, want ...string) {

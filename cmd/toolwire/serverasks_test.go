@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/toolwire/toolwire/internal/testpeers"
 	"github.com/toolwire/toolwire/mcp"
@@ -165,29 +162,12 @@ func TestRunAllowDirBad(t *testing.T) {
 	}
 }
 
-// chatWithServers starts toolwire chat on a pseudo-terminal with the servers of cfg.
+// chatWithServers starts toolwire chat on a pseudo-terminal with the
+// servers of cfg.
 func chatWithServers(t *testing.T, m *scriptedModel, cfg string, env ...string) (*os.File, *screen, chan error) {
 	t.Helper()
-	cmd := exec.Command(build(t), "chat", "--config", cfg, "--toolsets=", "-m", "openai:test-model")
-	cmd.Env = append(append(cmd.Environ(), "OPENAI_API_KEY=test-key", "OPENAI_BASE_URL="+m.URL+"/v1", "NO_COLOR=1"), env...)
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	scr := &screen{}
-	go func() { _, _ = tty.WriteTo(scr) }()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("chat did not end:\n%q", scr.String())
-		}
-	})
-	return tty, scr, done
+	c := startChatEnv(t, m.URL, 200, append([]string{"NO_COLOR=1"}, env...), "--config", cfg)
+	return c.tty, c.scr, c.done
 }
 
 // answer waits for the terminal to show a prompt, then types a line.

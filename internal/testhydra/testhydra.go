@@ -124,16 +124,6 @@ const readyTimeout = 30 * time.Second
 func Binary(t testing.TB) string {
 	t.Helper()
 	dir := testpeers.Root(t)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "install-hydra.sh")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("testhydra: no scripts/install-hydra.sh above the test's directory")
-		}
-		dir = parent
-	}
 	bin := filepath.Join(dir, ".cache", "bin", "hydra")
 	if _, err := os.Stat(bin); err != nil {
 		testpeers.Missing(t, "Ory Hydra (.cache/bin/hydra)", "run ./scripts/install-hydra.sh (builds it in about 2 minutes)")

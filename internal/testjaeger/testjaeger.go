@@ -48,16 +48,6 @@ const readyTimeout = 30 * time.Second
 func Binary(t testing.TB) string {
 	t.Helper()
 	dir := testpeers.Root(t)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "install-jaeger.sh")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("testjaeger: no scripts/install-jaeger.sh above the test's directory")
-		}
-		dir = parent
-	}
 	bin := filepath.Join(dir, ".cache", "bin", "jaeger-all-in-one")
 	if _, err := os.Stat(bin); err != nil {
 		testpeers.Missing(t, "Jaeger all-in-one (.cache/bin/jaeger-all-in-one)", "run ./scripts/install-jaeger.sh (builds it in a few minutes)")

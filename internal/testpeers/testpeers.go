@@ -13,7 +13,10 @@ import (
 	"testing"
 )
 
-// Root returns the module root (the directory holding go.mod).
+// Root returns the checkout's root: the directory holding go.work, which
+// makes the repository's modules one workspace (the CLI, the data toolset
+// and others are modules of their own below it), and .cache, where the
+// project's scripts install what tests need.
 func Root(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -21,12 +24,12 @@ func Root(t testing.TB) string {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("testpeers: no go.mod above the test's directory")
+			t.Fatal("testpeers: no go.work above the test's directory: run the tests inside the checkout")
 		}
 		dir = parent
 	}

@@ -104,10 +104,10 @@ func TestRunServerAsks(t *testing.T) {
 			result: []string{"User declined to open the URL"}},
 		{name: "roots", server: everything, tool: "get-roots-list", args: `{}`, flags: []string{"--allow-dir", extra},
 			result: []string{"Current MCP Roots (2 total)", "URI: file://" + wd + "\n", "URI: file://" + extra + "\n"}},
-		{name: "sampling refused", server: everything, tool: "trigger-sampling-request", args: `{"prompt":"a haiku"}`,
+		{name: "sampling refused", server: everything, tool: "trigger-sampling-request", args: `{"prompt":"a haiku"}`, flags: []string{"--allow", "s__trigger-sampling-request"},
 			stderr: []string{`server s asked the model for a completion (sampling: 1 message, the last "Resource trigger-sampling-request context: a haiku"); run answers only with --allow-sampling`},
 			result: []string{"--allow-sampling"}},
-		{name: "sampling allowed", server: everything, tool: "trigger-sampling-request", args: `{"prompt":"a haiku","maxTokens":100000}`, flags: []string{"--allow-sampling"},
+		{name: "sampling allowed", server: everything, tool: "trigger-sampling-request", args: `{"prompt":"a haiku","maxTokens":100000}`, flags: []string{"--allow-sampling", "--allow", "s__trigger-sampling-request"},
 			samples: []string{"Tests pass at dawn"}, requests: 3,
 			stderr: []string{"server s has the model complete 1 message"},
 			result: []string{"LLM sampling result", "Tests pass at dawn", `"model": "openai:test-model"`, `"stopReason": "endTurn"`}},
@@ -245,6 +245,8 @@ func TestChatElicitationURL(t *testing.T) {
 	tty, scr, _ := chatWithServers(t, m, cfg, "BROWSER="+browser)
 	scr.waitFor(t, "toolwire chat with")
 	tty.WriteString("open it\r")
+	// The tool is open-world: chat asks before it runs.
+	answer(t, tty, scr, "? [y]es, [n]o, [a]lways: ", "y")
 	scr.waitFor(t, "Server everything asks you to open a page on example.com: Consent, please")
 	scr.waitFor(t, "https://example.com/consent?x=1")
 	if _, err := os.Stat(opened); err == nil {
@@ -272,6 +274,8 @@ func TestChatSampling(t *testing.T) {
 	tty, scr, _ := chatWithServers(t, m, cfg)
 	scr.waitFor(t, "toolwire chat with")
 	tty.WriteString("sample\r")
+	// The tool is open-world: chat asks before it runs, then no more.
+	answer(t, tty, scr, "? [y]es, [n]o, [a]lways: ", "a")
 	scr.waitFor(t, `Server everything asks openai:test-model for a completion: 1 message, the last "Resource trigger-sampling-request context: a haiku"`)
 	answer(t, tty, scr, "Allow (at most 50 tokens, no tools)? [y/N]: ", "")
 	scr.waitFor(t, "All finished.")

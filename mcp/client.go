@@ -584,24 +584,6 @@ func (s *ClientSession) headers(method string, params any) callHeaders {
 	return h
 }
 
-// paramHeaderValues returns the Mcp-Param-* header values a tool's
-// x-mcp-header annotations ask for, from the call's arguments.
-func paramHeaderValues(schema, args json.RawMessage) map[string]string {
-	hps := headerParams(schema)
-	if len(hps) == 0 {
-		return nil
-	}
-	var argv map[string]any
-	_ = json.Unmarshal(args, &argv)
-	out := map[string]string{}
-	for _, hp := range hps {
-		if v, ok := lookupPath(argv, hp.path); ok && v != nil {
-			out[hp.name] = headerString(v)
-		}
-	}
-	return out
-}
-
 // answerInputs fulfils a modern server's input requests.
 func (s *ClientSession) answerInputs(ctx context.Context, reqs map[string]InputRequest) (InputResponses, error) {
 	out := InputResponses{}

@@ -1,12 +1,3 @@
-// Package mcp implements the Model Context Protocol: a Server that serves
-// tools, resources and prompts, and (in its own files) a Client, over stdio,
-// Streamable HTTP and the deprecated HTTP+SSE transport.
-//
-// Both eras of the protocol are spoken by one implementation: the stateless
-// 2026-07-28 revision, where every request carries its protocol version and
-// client capabilities in _meta, and the legacy revisions (2025-11-25 back to
-// 2024-11-05) that open a session with initialize. A server picks the era
-// from how each client opens, so old and new clients share one endpoint.
 package mcp
 
 import (

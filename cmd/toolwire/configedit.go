@@ -46,7 +46,15 @@ func editConfig(path string, edit func(root *hujson.Value) error) error {
 	if _, err := hujson.Parse(out); err != nil { // a bug here must not break the user's file
 		return fmt.Errorf("editing config %s gave invalid JSON (%v): the file is left as it was; please report this", path, err)
 	}
-	return writeFileAtomic(path, out)
+	// A trusted project file stays trusted through the user's own edit.
+	wasTrusted := isTrusted(path)
+	if err := writeFileAtomic(path, out); err != nil {
+		return err
+	}
+	if wasTrusted {
+		return trustFile(path)
+	}
+	return nil
 }
 
 // writeFileAtomic replaces the file at path (through symbolic links) with

@@ -22,14 +22,17 @@ type configFile struct {
 	// Exists is false for the user's file when no file exists at all
 	// (findConfig with create).
 	Exists bool
+	// Untrusted are the project files found and passed over, as the user
+	// has not trusted them as they are (see trust.go).
+	Untrusted []host.AppConfig
 }
 
 // configOrder is the order configuration files are looked for in, for
 // the help of the commands.
 const configOrder = `The configuration file is, in this order: --config; $TOOLWIRE_CONFIG; the
 project's .mcp.json (Claude Code) or .vscode/mcp.json (VS Code) in the
-working directory or a parent up to the repository's root, nearest first;
-~/.config/toolwire/mcp.json; Claude Desktop's, Cursor's, VS Code's or
+working directory or a parent up to the repository's root, nearest first,
+once you trust it (toolwire mcp trust); ~/.config/toolwire/mcp.json; Claude Desktop's, Cursor's, VS Code's or
 Windsurf's own file. -v and toolwire mcp list say which is used.`
 
 // findConfig finds the configuration file, in configOrder. With create,
@@ -47,21 +50,29 @@ func (o *hostOptions) findConfig(create bool) (configFile, error) {
 	if err != nil {
 		return configFile{}, fmt.Errorf("finding the project's configuration: %w (pass --config)", err)
 	}
-	if found := host.ProjectConfigs(wd); len(found) > 0 {
-		return configFile{Path: found[0].Path, Origin: found[0].App, Others: found[1:], Exists: true}, nil
+	found := host.ProjectConfigs(wd)
+	var untrusted []host.AppConfig
+	for len(found) > 0 && !isTrusted(found[0].Path) {
+		untrusted, found = append(untrusted, found[0]), found[1:]
+	}
+	if len(found) > 0 {
+		return configFile{Path: found[0].Path, Origin: found[0].App, Others: found[1:], Exists: true, Untrusted: untrusted}, nil
 	}
 	user := host.DefaultConfigPath()
 	if exists(user) {
-		return configFile{Path: user, Origin: "user", Exists: true}, nil
+		return configFile{Path: user, Origin: "user", Exists: true, Untrusted: untrusted}, nil
 	}
 	if create {
-		return configFile{Path: user, Origin: "user"}, nil
+		return configFile{Path: user, Origin: "user", Untrusted: untrusted}, nil
 	}
-	found := host.AppConfigs()
-	if len(found) == 0 {
+	apps := host.AppConfigs()
+	if len(apps) == 0 {
+		if len(untrusted) > 0 {
+			return configFile{}, errors.New("no configuration: " + untrustedNote(untrusted[0]) + "; or pass --config")
+		}
 		return configFile{}, fmt.Errorf("no configuration: %s does not exist, nor does a project's .mcp.json or .vscode/mcp.json, nor Claude Desktop's, Cursor's, VS Code's or Windsurf's files: create it with toolwire mcp add, or an \"mcpServers\" object (see toolwire help config), or pass --config", user)
 	}
-	return configFile{Path: found[0].Path, Origin: found[0].App, Others: found[1:], Exists: true}, nil
+	return configFile{Path: apps[0].Path, Origin: apps[0].App, Others: apps[1:], Exists: true, Untrusted: untrusted}, nil
 }
 
 // describe is how messages name the file: its path and origin.
@@ -78,6 +89,11 @@ func (f configFile) describe() string {
 // report says which file is used: always for another app's file, which
 // the user did not choose; with -v for the rest.
 func (f configFile) report(w io.Writer, g *globalOptions) {
+	if !g.quiet {
+		for _, u := range f.Untrusted {
+			fmt.Fprintln(w, "toolwire:", untrustedNote(u))
+		}
+	}
 	switch {
 	case g.quiet:
 	case f.Origin != "user" && !f.isProject() && f.Origin != "--config" && f.Origin != "$TOOLWIRE_CONFIG":

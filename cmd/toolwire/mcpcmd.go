@@ -47,7 +47,7 @@ without a toolwire or project file, they create ~/.config/toolwire/mcp.json.`,
   toolwire mcp remove everything`,
 		Args: noArgs,
 	}
-	cmd.AddCommand(newMCPAddCmd(g), newMCPAddJSONCmd(g), newMCPRemoveCmd(g), newMCPGetCmd(g), newMCPListCmd(g))
+	cmd.AddCommand(newMCPAddCmd(g), newMCPAddJSONCmd(g), newMCPRemoveCmd(g), newMCPGetCmd(g), newMCPListCmd(g), newMCPTrustCmd(g))
 	return cmd
 }
 
@@ -498,6 +498,9 @@ func (o *hostOptions) mcpList(cmd *cobra.Command, asJSON bool) error {
 		fmt.Fprintf(w, "Configuration: %s\n", f.describe())
 		for _, other := range f.Others {
 			fmt.Fprintf(w, "Not used: %s (%s's)\n", other.Path, other.App)
+		}
+		for _, u := range f.Untrusted {
+			fmt.Fprintf(w, "Not used: %s (%s's; not trusted as it is: toolwire mcp trust %s)\n", u.Path, u.App, shellQuote(u.Path))
 		}
 		if len(servers) == 0 {
 			fmt.Fprintln(w, "No servers: toolwire mcp add NAME -- COMMAND adds one")

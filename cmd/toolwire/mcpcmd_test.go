@@ -215,20 +215,53 @@ func TestProjectConfigDiscovery(t *testing.T) {
 	if err := os.WriteFile(vscode, []byte(vs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runIn(t, sub, nil, "mcp", "list")
+	// A project's files are used only once trusted, as they are: until
+	// then no command of theirs starts.
+	marker := filepath.Join(repo, "started")
+	hostile := fmt.Sprintf(`{"mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch %s"]}}}`, marker)
+	if err := os.WriteFile(claude, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := []string{"XDG_CONFIG_HOME=" + filepath.Join(t.TempDir(), "config")}
+	r := runIn(t, filepath.Join(repo, "pkg"), home, "tools")
+	mustContain(t, "tools with an untrusted .mcp.json", r, 1, "not using "+claude, "toolwire mcp trust")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an untrusted project file's command was started")
+	}
+	if err := os.WriteFile(claude, []byte(fmt.Sprintf(`{"mcpServers": {"root": {"command": %q, "args": ["serve"]}}}`, self)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, sub, home, "mcp", "trust", claude)
+	mustContain(t, "trust .mcp.json", r, 0, "Trusted "+claude, "root: "+self+" serve")
+	r = runIn(t, sub, home, "mcp", "list")
+	mustContain(t, "list in sub, .vscode untrusted", r, 0, "Configuration: "+claude, "Not used: "+vscode+" (VS Code workspace's; not trusted", "root")
+	r = runIn(t, sub, home, "mcp", "trust")
+	mustContain(t, "trust the nearest", r, 0, "Trusted "+vscode, "near: "+self+" serve")
+	r = runIn(t, sub, home, "mcp", "list")
 	mustContain(t, "list in sub", r, 0, "Configuration: "+vscode+" (VS Code workspace's)", "Not used: "+claude, "near")
-	r = runIn(t, sub, nil, "-v", "tools")
+	r = runIn(t, sub, home, "-v", "tools")
 	mustContain(t, "-v tools in sub", r, 0, "toolwire: configuration "+vscode, "near__calculate")
-	r = runIn(t, filepath.Join(repo, "pkg"), nil, "tools")
+	r = runIn(t, filepath.Join(repo, "pkg"), home, "tools")
 	mustContain(t, "tools in pkg", r, 0, "root__calculate")
-	r = runIn(t, sub, nil, "mcp", "add", "more", "--", self, "serve")
+	r = runIn(t, sub, home, "mcp", "add", "more", "--", self, "serve")
 	mustContain(t, "add in sub", r, 0, "Added stdio server more to "+vscode)
 	b, _ := os.ReadFile(vscode)
 	if !strings.Contains(string(b), "// VS Code's own file") || !strings.Contains(string(b), "\t\t\"more\": {\n\t\t\t\"type\": \"stdio\"") {
 		t.Errorf("the VS Code file after add:\n%s", b)
 	}
-	r = runIn(t, sub, []string{"TOOLWIRE_CONFIG=" + claude}, "tools")
-	mustContain(t, "$TOOLWIRE_CONFIG first", r, 0, "root__calculate")
+	// toolwire's own edit keeps the file trusted; another's does not.
+	r = runIn(t, sub, home, "tools")
+	mustContain(t, "tools after add", r, 0, "more__calculate")
+	if err := os.WriteFile(claude, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, filepath.Join(repo, "pkg"), home, "tools")
+	mustContain(t, "tools after .mcp.json changed", r, 1, "not using "+claude)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a changed project file's command was started")
+	}
+	r = runIn(t, sub, []string{"TOOLWIRE_CONFIG=" + vscode}, "tools")
+	mustContain(t, "$TOOLWIRE_CONFIG first", r, 0, "near__calculate")
 
 	// Outside any repository, with nothing found: the user's file is made.
 	empty := t.TempDir()

@@ -13,10 +13,38 @@
 # there before the next. Tests run without -race, with -count=1 and a
 # timeout (MUTATION_TIMEOUT, default 5m). Arguments, if any, are the names
 # of the entries to run (default: all).
+#
+# MUTATION_JOBS=N (default 1) runs N checks at once, each over every Nth
+# entry in a copy of its own (most entries wait on a link of the CLI, which
+# uses one core), and prints their reports one after the other;
+# MUTATION_SHARD=I/N is one such check, the entries I, I+N, I+2N... (from 0).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 list=${MUTATIONS:-$root/scripts/mutations.txt}
 timeout=${MUTATION_TIMEOUT:-5m}
+
+jobs=${MUTATION_JOBS:-1}
+if [ -z "${MUTATION_SHARD:-}" ] && [ "$jobs" -gt 1 ]; then
+  logs=$(mktemp -d "${TMPDIR:-/tmp}/toolwire-mutation-logs.XXXXXX")
+  trap 'rm -rf "$logs"' EXIT
+  pids=()
+  for ((i = 0; i < jobs; i++)); do
+    MUTATION_SHARD=$i/$jobs "$0" "$@" >"$logs/$i" 2>&1 &
+    pids+=($!)
+  done
+  status=0
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || status=1
+    cat "$logs/$i"
+  done
+  exit "$status"
+fi
+shard=${MUTATION_SHARD:-0/1}
+shard_i=${shard%/*} shard_n=${shard#*/}
+if ! [[ $shard_i =~ ^[0-9]+$ && $shard_n =~ ^[1-9][0-9]*$ ]] || [ "$shard_i" -ge "$shard_n" ]; then
+  echo "MUTATION_SHARD=$shard: want I/N with 0 <= I < N" >&2
+  exit 2
+fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/toolwire-mutation.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -37,12 +65,14 @@ echo "mutation check of $(cd "$root" && git rev-parse --short HEAD)$dirty: the g
 declare -A want=()
 for n in "$@"; do want[$n]=1; done
 
-missed=0 entries=0 start=$SECONDS
+missed=0 entries=0 seen=0 start=$SECONDS
 # run_entry applies, tests and undoes one entry (its fields in name, file,
 # old, new, dir, pkg, run; has_new is set when the entry has a "new" line)
 # and prints its report line.
 run_entry() {
   if [ ${#want[@]} -gt 0 ] && [ -z "${want[$name]:-}" ]; then return; fi
+  seen=$((seen + 1))
+  if [ $(((seen - 1) % shard_n)) -ne "$shard_i" ]; then return; fi
   entries=$((entries + 1))
   local n
   for n in file old dir pkg run has_new; do
@@ -115,5 +145,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$list"
 if [ -n "$name" ]; then run_entry; fi
 
-echo "mutation check: $entries guards, $missed missed or stale, $((SECONDS - start))s"
+if [ "$shard_n" -gt 1 ]; then
+  echo "mutation check, part $((shard_i + 1)) of $shard_n: $entries guards, $missed missed or stale, $((SECONDS - start))s"
+else
+  echo "mutation check: $entries guards, $missed missed or stale, $((SECONDS - start))s"
+fi
 [ "$missed" -eq 0 ]

@@ -152,6 +152,27 @@ func runEnv(t *testing.T, env []string, stdin string, args ...string) result {
 	return runCmd(t, cmd)
 }
 
+// startPiped starts cmd with pipes to its stdin and from its stdout, its
+// stderr kept; it is killed when the test ends.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, *syncBuffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return stdin, stdout, stderr
+}
+
 // runCmd runs cmd and returns what it printed and its exit status.
 func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()

@@ -56,18 +56,25 @@ func newPlanner(t *testing.T, plan [][2]string, answer string) *planner {
 				table = out.Table
 			}
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		if n >= len(plan) {
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", answer)
-			return
-		}
-		args := strings.ReplaceAll(plan[n][1], "{table}", table)
-		chunk, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
-			map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", n), "type": "function", "function": map[string]any{"name": plan[n][0], "arguments": args}}}}}}})
-		fmt.Fprintf(w, "data: %s\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", chunk)
+		streamPlanStep(w, plan, n, "{table}", table, answer)
 	}))
 	t.Cleanup(p.Close)
 	return p
+}
+
+// streamPlanStep answers a streamed OpenAI chat request with step n of
+// plan, a tool call (its name, and its arguments with placeholder replaced
+// by value), or past the plan's end with answer.
+func streamPlanStep(w http.ResponseWriter, plan [][2]string, n int, placeholder, value, answer string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	if n >= len(plan) {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", answer)
+		return
+	}
+	args := strings.ReplaceAll(plan[n][1], placeholder, value)
+	chunk, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+		map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", n), "type": "function", "function": map[string]any{"name": plan[n][0], "arguments": args}}}}}}})
+	fmt.Fprintf(w, "data: %s\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", chunk)
 }
 
 // salesCSV writes demo.GenerateCSV's table of n rows into dir.

@@ -106,20 +106,7 @@ func TestDataToolsetClosed(t *testing.T) {
 			// No configuration but the one given, no cached state.
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=", "TOOLWIRE_CONFIG=", "TOOLWIRE_MODEL=", "GORACE=atexit_sleep_ms=0")
 			cmd.Env = append(cmd.Env, c.env...)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Kill() }()
+			stdin, stdout, stderr := startPiped(t, cmd)
 			lines := make(chan string, 100)
 			var out syncBuffer
 			go func() {

@@ -59,15 +59,7 @@ func newHandleModel(t *testing.T, plan [][2]string, answer string) *handleModel 
 			}
 		}
 		m.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		if calls >= len(plan) {
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", answer)
-			return
-		}
-		args := strings.ReplaceAll(plan[calls][1], "{handle}", handle)
-		chunk, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
-			map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", calls), "type": "function", "function": map[string]any{"name": plan[calls][0], "arguments": args}}}}}}})
-		fmt.Fprintf(w, "data: %s\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", chunk)
+		streamPlanStep(w, plan, calls, "{handle}", handle, answer)
 	}))
 	t.Cleanup(m.Close)
 	return m

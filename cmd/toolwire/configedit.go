@@ -23,8 +23,13 @@ var errExists = errors.New("exists")
 
 // editConfig applies edit to the configuration file at path (an empty
 // object when it does not exist) and writes the result in its place
-// atomically.
+// atomically, holding the file's lock so that edits at once all land.
 func editConfig(path string, edit func(root *hujson.Value) error) error {
+	return withFileLock(path, func() error { return editLocked(path, edit) })
+}
+
+// editLocked is editConfig once the lock is held.
+func editLocked(path string, edit func(root *hujson.Value) error) error {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tailscale/hujson"
 )
@@ -140,5 +144,67 @@ func TestEditConfigInvalid(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != in {
 		t.Errorf("the file changed:\n%s", b)
+	}
+}
+
+// Edits at once all land: each holds the file's lock from its read to
+// its write, so none writes over another's server. Each goroutine opens
+// the lock on its own descriptor, which excludes the others as another
+// process would.
+func TestEditConfigConcurrent(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the lock directory
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("s%d", i)
+			errs <- editConfig(p, func(root *hujson.Value) error { return setServer(root, name, []byte(newEntry), false) })
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct{ MCPServers map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MCPServers) != n {
+		t.Errorf("%d of %d servers in the file after %d edits at once", len(cfg.MCPServers), n, n)
+	}
+}
+
+// An edit waits for another holding the lock, and says so when it
+// cannot get it.
+func TestEditConfigLockHeld(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	release := make(chan struct{})
+	held := make(chan struct{})
+	go withFileLock(p, func() error { close(held); <-release; return nil })
+	<-held
+	done := make(chan error, 1)
+	go func() {
+		done <- editConfig(p, func(root *hujson.Value) error { return setServer(root, "a", []byte(newEntry), false) })
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the edit did not wait for the lock: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

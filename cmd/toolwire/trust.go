@@ -79,19 +79,18 @@ func trustFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("trusting %s: %w", path, err)
 	}
-	m, err := trustedFiles()
-	if err != nil {
-		return err
-	}
-	m[abs] = digest
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(trustPath()), 0o700); err != nil {
-		return err
-	}
-	return writeFileAtomic(trustPath(), append(data, '\n'))
+	return withFileLock(trustPath(), func() error {
+		m, err := trustedFiles()
+		if err != nil {
+			return err
+		}
+		m[abs] = digest
+		data, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		return writeFileAtomic(trustPath(), append(data, '\n'))
+	})
 }
 
 // untrustedNote says why a project file is not used and what to do.

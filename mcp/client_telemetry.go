@@ -95,29 +95,33 @@ func (s *ClientSession) startCall(ctx context.Context, method string, p *Params)
 
 // injectTrace puts the trace context of ctx, as prop writes it, in the
 // _meta of p: in a copy of the session's shared _meta, in a new one, or in
-// the caller's own.
+// the caller's own. The _meta written is the carrier itself, so that
+// handing it to prop allocates nothing more.
 func (s *ClientSession) injectTrace(ctx context.Context, p *Params, prop propagation.TextMapPropagator) {
-	inj := metaInjector{p: p, shared: s.meta}
-	if m := p.Meta; m != nil && m != s.meta {
+	var m *RequestMeta
+	switch orig := p.Meta; {
+	case orig == nil:
+		m = &RequestMeta{}
+	case orig == s.meta:
+		cp := *orig
+		cp.traceOf = orig
+		m = &cp
+	default:
+		m = orig
 		m.Traceparent, m.Tracestate, m.Baggage = "", "", "" // of an earlier call
 	}
-	prop.Inject(ctx, &inj)
+	prop.Inject(ctx, (*metaInjector)(m))
+	if m.Traceparent != "" || m.Tracestate != "" || m.Baggage != "" {
+		p.Meta = m
+	}
 }
 
 // metaInjector writes a trace context into the _meta of a request's
-// params, as a propagation.TextMapCarrier. A _meta the session shares
-// between requests is copied first.
-type metaInjector struct {
-	p      *Params
-	shared *RequestMeta
-}
+// params, as a propagation.TextMapCarrier.
+type metaInjector RequestMeta
 
 // Get returns a trace context member already set.
-func (c *metaInjector) Get(key string) string {
-	m := c.p.Meta
-	if m == nil {
-		return ""
-	}
+func (m *metaInjector) Get(key string) string {
 	switch key {
 	case "traceparent":
 		return m.Traceparent
@@ -130,19 +134,8 @@ func (c *metaInjector) Get(key string) string {
 }
 
 // Set sets a trace context member; _meta carries no others.
-func (c *metaInjector) Set(key, value string) {
-	if key != "traceparent" && key != "tracestate" && key != "baggage" {
-		return
-	}
-	switch m := c.p.Meta; {
-	case m == nil:
-		c.p.Meta = &RequestMeta{}
-	case m == c.shared:
-		cp := *m
-		cp.traceOf = m
-		c.p.Meta = &cp
-	}
-	switch m := c.p.Meta; key {
+func (m *metaInjector) Set(key, value string) {
+	switch key {
 	case "traceparent":
 		m.Traceparent = value
 	case "tracestate":
@@ -153,10 +146,10 @@ func (c *metaInjector) Set(key, value string) {
 }
 
 // Keys returns the trace context members set.
-func (c *metaInjector) Keys() []string {
+func (m *metaInjector) Keys() []string {
 	var keys []string
 	for _, k := range [...]string{"traceparent", "tracestate", "baggage"} {
-		if c.Get(k) != "" {
+		if m.Get(k) != "" {
 			keys = append(keys, k)
 		}
 	}
@@ -198,14 +191,9 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		}
 	}
 	failed, errMsg := true, ""
-	var rpcErr *jsonrpc.Error
 	switch {
-	case errors.As(err, &rpcErr):
-		attrs = rpcErrorAttrs(attrs, rpcErr)
-		errMsg = rpcErr.Message
 	case err != nil:
-		attrs = append(attrs, keyErrorType.String(clientErrorType(err)))
-		errMsg = err.Error()
+		attrs, errMsg = clientErrorAttrs(attrs, err)
 	default:
 		if r, ok := result.(*CallToolResult); ok && r.IsError {
 			attrs = append(attrs, keyErrorType.String(errorToolError))
@@ -223,7 +211,7 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		return
 	}
 	if op.own && target != "" {
-		span.SetName(spanName(method, target))
+		span.SetName(ins.spanName(method, target))
 	}
 	if !op.id.IsZero() {
 		attrs = append(attrs, keyRequestID.String(requestID(op.id)))
@@ -250,6 +238,18 @@ func (s *ClientSession) endCall(ctx context.Context, op *clientOp, method string
 		span.SetStatus(codes.Error, errMsg)
 	}
 	span.End()
+}
+
+// clientErrorAttrs appends the attributes of a request that failed with
+// err to attrs, and returns them with the span's status message. Apart
+// from endCall, so that the error a successful request lacks is not
+// looked for (errors.As's target would be allocated).
+func clientErrorAttrs(attrs []attribute.KeyValue, err error) ([]attribute.KeyValue, string) {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErrorAttrs(attrs, rpcErr), rpcErr.Message
+	}
+	return append(attrs, keyErrorType.String(clientErrorType(err))), err.Error()
 }
 
 // clientNotification records the span of a notification the client

@@ -104,10 +104,10 @@ func (c *metaCarrier) Get(key string) string {
 	default:
 		raw = stringMember(t.meta, key)
 	}
-	if len(raw) > maxTraceValue+2 { // the value and its quotes
-		return ""
+	if raw == nil || len(raw) > maxTraceValue+2 { // the value and its quotes
+		return "" // nil without the error String would make
 	}
-	s, _ := jsonvalue.String(raw) // "" for nil
+	s, _ := jsonvalue.String(raw)
 	return s
 }
 
@@ -244,7 +244,7 @@ func (r *request) endServerSpan(m *jsonrpc.Message) {
 	}
 	// Attributes for the span only.
 	if target != "" {
-		span.SetName(spanName(method, target))
+		span.SetName(ins.spanName(method, target))
 	}
 	if !r.id.IsZero() {
 		attrs = append(attrs, keyRequestID.String(requestID(r.id)))

@@ -125,6 +125,9 @@ type instruments struct {
 	attrs      sync.Pool
 	recordOpts sync.Map // attrKey -> []metric.RecordOption
 	cachedSets atomic.Int32
+	// names holds the span names spanName made.
+	namesMu sync.RWMutex
+	names   map[nameKey]string
 	// off holds the tracer provider found to make no spans (OpenTelemetry's
 	// global one before a program installs an SDK), and none the span
 	// that stands for the spans not made: a request then starts none,
@@ -296,12 +299,33 @@ func knownMethod(method string) string {
 	return methodOther
 }
 
+// nameKey keys a span name made by spanName.
+type nameKey struct{ method, target string }
+
 // spanName is "{method} {target}", or the method alone without a target.
-func spanName(method, target string) string {
+// The names made are kept (at most maxCachedSets), so that a request does
+// not allocate its own.
+func (ins *instruments) spanName(method, target string) string {
 	if target == "" {
 		return method
 	}
-	return method + " " + target
+	k := nameKey{method, target}
+	ins.namesMu.RLock()
+	name, ok := ins.names[k]
+	ins.namesMu.RUnlock()
+	if ok {
+		return name
+	}
+	name = method + " " + target
+	ins.namesMu.Lock()
+	if len(ins.names) < maxCachedSets {
+		if ins.names == nil {
+			ins.names = make(map[nameKey]string)
+		}
+		ins.names[k] = name
+	}
+	ins.namesMu.Unlock()
+	return name
 }
 
 // requestID is a JSON-RPC id as the conventions write it: a string id

@@ -101,3 +101,22 @@ func TestMetaCarrierMalformedMeta(t *testing.T) {
 		t.Error("a well-formed _meta: no traceparent")
 	}
 }
+
+// TestSpanNamesBounded: the span names kept per (method, target) are
+// bounded, whatever targets come (a caller choosing the tool names a
+// client calls).
+func TestSpanNamesBounded(t *testing.T) {
+	ins := Telemetry{}.instruments("client", trace.SpanKindClient)
+	for i := range 2 * maxCachedSets {
+		target := strconv.Itoa(i)
+		if got := ins.spanName(MethodToolsCall, target); got != MethodToolsCall+" "+target {
+			t.Fatalf("spanName(%q, %q) = %q", MethodToolsCall, target, got)
+		}
+	}
+	if n := len(ins.names); n == 0 || n > maxCachedSets {
+		t.Errorf("%d span names kept after %d targets, want 1 to %d", n, 2*maxCachedSets, maxCachedSets)
+	}
+	if got := ins.spanName(MethodToolsList, ""); got != MethodToolsList {
+		t.Errorf("spanName without a target = %q, want %q", got, MethodToolsList)
+	}
+}

@@ -34,7 +34,7 @@ func newMDRenderer(color bool) *mdRenderer {
 	return &mdRenderer{p: p, color: color}
 }
 
-// SGR parameters of the styles.
+// SGR parameters of the styles, and the sequence that resets them all.
 const (
 	sgrBold      = "1"
 	sgrItalic    = "3"
@@ -69,17 +69,11 @@ func stripControls(s string) string {
 }
 
 // blocks renders the blocks in container n, width columns wide, a blank
-// line between them but between the items of a tight list and the
-// blocks of their items.
+// line between them but between the blocks of an item of a tight list.
 func (r *mdRenderer) blocks(n ast.Node, src []byte, width int) []string {
 	tight := false
-	switch n := n.(type) {
-	case *ast.List:
-		tight = n.IsTight
-	case *ast.ListItem:
-		if l, ok := n.Parent().(*ast.List); ok {
-			tight = l.IsTight
-		}
+	if l, ok := n.Parent().(*ast.List); ok { // n is a list item
+		tight = l.IsTight
 	}
 	var out []string
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
@@ -113,6 +107,11 @@ func (r *mdRenderer) block(n ast.Node, src []byte, width int) []string {
 			lines = append(lines, strings.TrimRight(string(n.ClosureLine.Value(src)), " \t\n"))
 		}
 		return lines
+	case *ast.LinkReferenceDefinition:
+		// Shown as it is: in an answer streamed by blocks, the links
+		// that use it are often in an earlier block, which showed them
+		// without the url.
+		return sourceLines(n, src, "")
 	case *ast.ThematicBreak:
 		return []string{strings.Repeat("─", max(width, 3))}
 	case *ast.List:
@@ -120,10 +119,7 @@ func (r *mdRenderer) block(n ast.Node, src []byte, width int) []string {
 	case *ast.Blockquote:
 		return prefixLines(r.blocks(n, src, width-2), "│ ", "│ ")
 	}
-	if n.Lines().Len() > 0 {
-		return sourceLines(n, src, "")
-	}
-	return r.blocks(n, src, width)
+	return r.blocks(n, src, width) // none but the above in CommonMark
 }
 
 // list renders list n's items behind their markers ("•", or the item's
@@ -183,9 +179,6 @@ func sourceLines(n ast.Node, src []byte, indent string) []string {
 	for i := range segs.Len() {
 		seg := segs.At(i)
 		l := strings.TrimRight(string(seg.Value(src)), " \t\n")
-		if seg.Padding > 0 { // the tab stops of an indented code block
-			l = strings.Repeat(" ", seg.Padding) + l
-		}
 		if l != "" {
 			l = indent + l
 		}

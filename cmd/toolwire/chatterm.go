@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
 
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/styles"
 	"golang.org/x/term"
 )
 
@@ -162,12 +159,13 @@ func (k *keyboard) setTurn(cancel context.CancelCauseFunc) {
 
 // markdown renders an answer's markdown for a terminal as it streams: a
 // block (up to a blank line outside a code fence) is rendered once it is
-// complete, word-wrapped at the terminal's width.
+// complete, word-wrapped at the terminal's width, a blank line between
+// the blocks of an answer.
 type markdown struct {
-	style   string
+	r       *mdRenderer
 	width   int
-	r       *glamour.TermRenderer // for width
 	pending string
+	shown   bool // a block of the answer was shown
 }
 
 // write adds text to the answer and returns what is ready to show.
@@ -196,54 +194,35 @@ func (m *markdown) write(text string) string {
 	return m.render(block)
 }
 
-// flush returns the rest of the answer, rendered.
+// flush returns the rest of the answer, rendered; the next write starts
+// another answer.
 func (m *markdown) flush() string {
 	block := m.pending
 	m.pending = ""
-	return m.render(block)
+	out := m.render(block)
+	m.shown = false
+	return out
 }
 
-// trailingSpace is the padding glamour leaves at the end of a line, among
-// escape sequences that style nothing: one reset replaces them.
-var trailingSpace = regexp.MustCompile(`(?m)(?: |\x1b\[[0-9;]*m)+$`)
-
 func (m *markdown) render(block string) string {
-	if strings.TrimSpace(block) == "" {
+	out := m.r.render(block, m.width)
+	if out == "" {
 		return ""
 	}
-	if m.r == nil {
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(m.style), glamour.WithWordWrap(m.width), glamour.WithPreservedNewLines())
-		if err != nil {
-			return block // not markdown to glamour: shown as it is
-		}
-		m.r = r
+	if m.shown {
+		out = "\n" + out
 	}
-	out, err := m.r.Render(block)
-	if err != nil {
-		return block
-	}
-	out = trailingSpace.ReplaceAllStringFunc(out, func(s string) string {
-		if strings.Contains(s, "\x1b") {
-			return "\x1b[0m"
-		}
-		return ""
-	})
-	return strings.Trim(out, "\n") + "\n"
+	m.shown = true
+	return out
 }
 
 // setWidth makes the next blocks wrap at width columns.
 func (m *markdown) setWidth(width int) {
-	if width != m.width {
-		m.width, m.r = width, nil
-	}
+	m.width = width
 }
 
 // newMarkdown renders for a terminal width columns wide, in colour unless
 // color is false.
 func newMarkdown(width int, color bool) *markdown {
-	style := styles.DarkStyle
-	if !color {
-		style = styles.NoTTYStyle
-	}
-	return &markdown{style: style, width: width}
+	return &markdown{r: newMDRenderer(color), width: width}
 }

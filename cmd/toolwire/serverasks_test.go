@@ -412,3 +412,24 @@ func TestRunAllowDir(t *testing.T) {
 		})
 	}
 }
+
+// TestChatInterruptElicitation: Ctrl-C at a server's question stops the
+// turn, as at the approval question; the call is kept with a result that
+// says so.
+func TestChatInterruptElicitation(t *testing.T) {
+	m := newScriptedModel(t, callScript("everything__trigger-elicitation-request", `{}`)...)
+	cfg := writeConfig(t, map[string]string{"everything": everythingJSON(t)})
+	tty, scr, _ := chatWithServers(t, m, cfg)
+	scr.waitFor(t, "toolwire chat with openai:test-model")
+	tty.WriteString("ask me\r")
+	scr.waitFor(t, "Answer? [y]es, [n]o (decline), [c]ancel: ")
+	tty.WriteString("\x03")
+	scr.waitFor(t, "Interrupted: the conversation so far is kept.")
+	tty.WriteString("forget it\r")
+	scr.waitFor(t, "All finished.")
+	tty.WriteString("/exit\r")
+	msgs := m.messages(1)
+	if len(msgs) != 4 || !strings.Contains(fmt.Sprint(msgs[2]["content"]), "interrupted") || msgs[3]["content"] != "forget it" {
+		t.Errorf("the request after the interruption should have the call, its result saying it was interrupted, and the new question: %v", msgs)
+	}
+}

@@ -528,14 +528,15 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	if err != nil {
 		return errorMessage(req.id, toRPCError(req, err))
 	}
+	var meta []byte
 	if req.modern {
-		decorate(res, c.srv, c.srv.ListTTL)
+		meta = decorate(res, c.srv, c.srv.ListTTL)
 	}
 	buf, _ := c.srv.results.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
-	b, merr := appendResult((*buf)[:0], res)
+	b, merr := appendResult((*buf)[:0], res, meta)
 	*buf = b
 	req.buf = buf
 	if merr != nil {
@@ -583,14 +584,22 @@ type resultBase interface{ base() *ResultBase }
 type cacheable interface{ cacheable() *Cacheable }
 
 // decorate adds what a modern result carries: its type, the server's
-// identity and, on cacheable results, a freshness hint.
-func decorate(res any, s *Server, ttl time.Duration) {
+// identity and, on cacheable results, a freshness hint. A tool result
+// without _meta is left without: decorate returns the _meta its encoding
+// must carry instead (the server's identity, encoded once), sparing a map
+// per call; otherwise it returns nil.
+func decorate(res any, s *Server, ttl time.Duration) (meta []byte) {
 	if r, ok := res.(resultBase); ok {
 		b := r.base()
 		if b.ResultType == "" {
 			b.ResultType = ResultComplete
 		}
-		if _, ok := b.Meta[MetaServerInfo]; !ok {
+		if _, isTool := res.(*CallToolResult); isTool && b.Meta == nil {
+			if info := s.serverInfoJSON(); info != nil {
+				meta = info.meta
+			}
+		}
+		if _, ok := b.Meta[MetaServerInfo]; !ok && meta == nil {
 			// A copy: the map may be a handler's, shared by its results.
 			m := make(map[string]any, len(b.Meta)+1)
 			maps.Copy(m, b.Meta)
@@ -608,6 +617,7 @@ func decorate(res any, s *Server, ttl time.Duration) {
 			cb.CacheScope = "private"
 		}
 	}
+	return meta
 }
 
 // ask sends a request to the client and waits for its answer (legacy era).

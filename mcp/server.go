@@ -158,6 +158,7 @@ type Server struct {
 	tel       *instruments // made from Telemetry when serving begins
 	results   sync.Pool    // *[]byte buffers results are encoded into
 	parts     sync.Pool    // *responseParts of responses being written
+	timers    sync.Pool    // *requestTimer stopped, for the next modern HTTP request
 	metas     metaCache
 	infoJSON  atomic.Pointer[infoJSON] // Info for results' _meta (serverInfoValue)
 	mu        sync.RWMutex

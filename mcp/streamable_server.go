@@ -404,11 +404,20 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	ps := newPostSender(w, r, h.Server, nil, true, start)
-	c := newConn(h.Server, nil)
+	x := new(statelessExchange)
+	ps, c := &x.ps, &x.c
+	ps.init(w, r, h.Server, nil, true, start)
+	initRequestConn(c, h.Server)
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r.Context(), r, ps, c, msg)
+}
+
+// statelessExchange is what a modern HTTP request is served with, in one
+// allocation: its response's sender and a connection of its own.
+type statelessExchange struct {
+	ps postSender
+	c  conn
 }
 
 // serve runs request msg of c in ctx, answering through ps, and returns

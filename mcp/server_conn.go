@@ -83,6 +83,8 @@ type conn struct {
 	// middleware stored them).
 	detached context.Context
 	closed   bool // close ran; guarded by mu
+	// tracked is set once the server tracks the connection (Server.track).
+	tracked atomic.Bool
 	// opened is when a session (stdio, legacy HTTP) began: see
 	// openSession.
 	opened time.Time

@@ -1,0 +1,97 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolwire/toolwire/tool"
+)
+
+// modernCall is a stateless 2026-07-28 tools/call of tool name.
+func modernCall(t *testing.T, name string) []byte {
+	t.Helper()
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{"` +
+		MetaProtocolVersion + `":"` + Version20260728 + `","` + MetaClientCapabilities + `":{}}}}`)
+}
+
+// serveStateless serves raw as a stateless request's connection does
+// (initRequestConn, then close) and returns its connection and answers.
+func serveStateless(t *testing.T, srv *Server, raw []byte) (*conn, *answers) {
+	t.Helper()
+	m, err := decodeOwned(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := new(conn)
+	initRequestConn(c, srv)
+	var out answers
+	c.serve(context.Background(), m, &out, time.Now())
+	c.close()
+	return c, &out
+}
+
+// The timeout timer a stateless request's connection hands back to the
+// server as it closes serves the next request's connection: it ends that
+// request at its own deadline, and nothing of the first request's; a
+// timer that fired is never handed back.
+func TestRequestTimerReuse(t *testing.T) {
+	srv := ctServer(t)
+	srv.RequestTimeout = 100 * time.Millisecond
+	if err := srv.AddTools(
+		ctTool("quick", `{"type":"object"}`, func(context.Context, map[string]any) (*tool.Result, error) {
+			return tool.Text("quick"), nil
+		}),
+		ctTool("stuck", `{"type":"object"}`, func(ctx context.Context, _ map[string]any) (*tool.Result, error) {
+			<-ctx.Done()
+			return tool.Text("late"), nil
+		}),
+	); err != nil {
+		t.Fatal(err)
+	}
+
+	first, out := serveStateless(t, srv, modernCall(t, "quick"))
+	if len(out.finished) != 1 || !strings.Contains(out.finished[0], `"quick"`) {
+		t.Fatalf("quick: answers %q, want its result once", out.finished)
+	}
+	if first.timer != nil || first.timeouts != nil {
+		t.Error("a connection closed before its timeout kept its timer")
+	}
+
+	start := time.Now()
+	second, out := serveStateless(t, srv, modernCall(t, "stuck"))
+	if len(out.finished) != 1 || !strings.Contains(out.finished[0], "timed out") {
+		t.Fatalf("stuck: answers %q, want one timeout error", out.finished)
+	}
+	if d := time.Since(start); d < srv.RequestTimeout || d > 5*time.Second {
+		t.Errorf("stuck timed out after %v, want about %v", d, srv.RequestTimeout)
+	}
+	// Its timer fired: it stays with the connection, never reused.
+	rt := second.timer
+	if rt == nil {
+		t.Fatal("the timed-out connection has no timer")
+	}
+	for range 10 {
+		if got, _ := srv.timers.Get().(*requestTimer); got == rt {
+			t.Fatal("a timer that fired was kept for another connection")
+		}
+	}
+}
+
+// A stateless request's connection costs no lock of the server's unless
+// the server tracks it (a subscriptions/listen stream), and a tracked one
+// is forgotten as it closes.
+func TestStatelessConnTracking(t *testing.T) {
+	srv := ctServer(t)
+	c := new(conn)
+	initRequestConn(c, srv)
+	srv.track(c)
+	if len(srv.connections()) != 1 {
+		t.Fatal("the tracked connection is not among the server's")
+	}
+	c.close()
+	if n := len(srv.connections()); n != 0 {
+		t.Errorf("%d connections tracked after the only one closed, want 0", n)
+	}
+}

@@ -57,6 +57,10 @@ type conn struct {
 	// timer, on a single connection, is where timeouts comes from, to go
 	// back to the server once stopped.
 	timer *requestTimer
+	// fields, on a single connection, are what the HTTP handler read of
+	// its request's params (readHeaderFields), which a tools/call does
+	// not read again.
+	fields *headerFields
 	// One timer per connection enforces Server.RequestTimeout: armed for
 	// the earliest deadline among the requests in flight.
 	timeouts   *time.Timer

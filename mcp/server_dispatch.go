@@ -102,7 +102,7 @@ func (p *CallToolParams) decode(req *request) error {
 		if req.params[0] != '{' {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 		}
-		if err := p.readParams(req.params, req.conn.srv); err != nil {
+		if err := p.readParams(req.params, req.conn.srv, req.conn.fields); err != nil {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 		}
 	}
@@ -111,25 +111,34 @@ func (p *CallToolParams) decode(req *request) error {
 
 // readParams reads tools/call params: name, arguments and _meta here
 // (_meta through metas), the members of multi round-trip retries through
-// encoding/json, and only when present.
-func (p *CallToolParams) readParams(data []byte, s *Server) error {
+// encoding/json, and only when present. read, when set, is what
+// readHeaderFields found in data, which then is not walked again.
+func (p *CallToolParams) readParams(data []byte, s *Server, read *headerFields) error {
 	var name, meta []byte
-	retry := false
-	_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
-		switch key {
-		case "name":
-			name = data[start:end]
-		case "arguments":
-			p.Arguments = data[start:end:end]
-		case "_meta":
-			meta = data[start:end]
-		case "inputResponses", "requestState":
-			retry = true
+	var retry bool
+	if read != nil && read.whole {
+		name, meta, retry = read.rawName, read.rawMeta, read.retry
+		if a := read.arguments; a != nil {
+			p.Arguments = a[:len(a):len(a)]
 		}
-	})
-	if err != nil {
-		return err
+	} else {
+		_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
+			switch key {
+			case "name":
+				name = data[start:end]
+			case "arguments":
+				p.Arguments = data[start:end:end]
+			case "_meta":
+				meta = data[start:end]
+			case "inputResponses", "requestState":
+				retry = true
+			}
+		})
+		if err != nil {
+			return err
+		}
 	}
+	var err error
 	if name != nil && string(name) != "null" {
 		if name[0] != '"' {
 			return fmt.Errorf("name must be a string, got %s", jsonvalue.TypeName(name[0]))

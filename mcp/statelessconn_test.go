@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,40 @@ func TestStatelessConnTracking(t *testing.T) {
 	c.close()
 	if n := len(srv.connections()); n != 0 {
 		t.Errorf("%d connections tracked after the only one closed, want 0", n)
+	}
+}
+
+// A tools/call read from the fields the HTTP handler read of its params
+// (readHeaderFields) reads as one whose params are walked again.
+func TestReadParamsFromHeaderFields(t *testing.T) {
+	srv := ctServer(t)
+	meta := `"_meta":{"` + MetaProtocolVersion + `":"` + Version20260728 + `","` + MetaClientCapabilities + `":{}}`
+	tests := map[string]string{
+		"plain":          `{"name":"add","arguments":{"a":2,"b":3},` + meta + `}`,
+		"no arguments":   `{"name":"add",` + meta + `}`,
+		"escaped name":   `{"name":"a\u0064d","arguments":{}}`,
+		"null _meta":     `{"name":"add","arguments":{},"_meta":null}`,
+		"unknown tool":   `{"name":"nope","arguments":{"x":[1,{"y":"z"}]}}`,
+		"retry":          `{"name":"add","arguments":{},"requestState":"s",` + meta + `}`,
+		"name twice":     `{"name":"x","name":"add"}`,
+		"not a string":   `{"name":7}`,
+		"arguments last": `{` + meta + `,"name":"add","arguments":{"a":1}}`,
+	}
+	for name, params := range tests {
+		t.Run(name, func(t *testing.T) {
+			var want, got CallToolParams
+			wantErr := want.readParams([]byte(params), srv, nil)
+			fields := readHeaderFields([]byte(params))
+			if !fields.whole {
+				t.Fatal("readHeaderFields did not read the params whole")
+			}
+			err := got.readParams([]byte(params), srv, &fields)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("error %v, walked again: %v", err, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read from the header fields:\n%+v\nwalked again:\n%+v", got, want)
+			}
+		})
 	}
 }

@@ -400,24 +400,28 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 
 // modern serves one stateless request.
 func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, start time.Time) {
-	if e, status := h.validateHeaders(r, msg); e != nil {
+	x := new(statelessExchange)
+	x.fields = readHeaderFields(msg.Params)
+	if e, status := h.validateHeaders(r, msg, &x.fields); e != nil {
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	x := new(statelessExchange)
 	ps, c := &x.ps, &x.c
 	ps.init(w, r, h.Server, nil, true, start)
 	initRequestConn(c, h.Server)
+	c.fields = &x.fields
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r.Context(), r, ps, c, msg)
 }
 
 // statelessExchange is what a modern HTTP request is served with, in one
-// allocation: its response's sender and a connection of its own.
+// allocation: its response's sender, a connection of its own and what
+// was read of its params.
 type statelessExchange struct {
-	ps postSender
-	c  conn
+	ps     postSender
+	c      conn
+	fields headerFields
 }
 
 // serve runs request msg of c in ctx, answering through ps, and returns
@@ -439,9 +443,9 @@ func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender
 }
 
 // validateHeaders checks a modern request's _meta and standard headers
-// against its body, returning the error and HTTP status to refuse it with.
-func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*jsonrpc.Error, int) {
-	p := readHeaderFields(msg.Params)
+// against its body, of which p are the readHeaderFields, returning the
+// error and HTTP status to refuse it with.
+func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message, p *headerFields) (*jsonrpc.Error, int) {
 	bad := http.StatusBadRequest
 	hv := r.Header.Get(HeaderProtocolVersion)
 	bodyV := p.version
@@ -519,6 +523,12 @@ type headerFields struct {
 	meta      bool   // params._meta is there and not null
 	version   []byte // params._meta's protocol version
 	caps      []byte // params._meta's client capabilities, as sent
+
+	// What a tools/call's readParams reads, from the same pass: set when
+	// whole, params having been read to its end without error.
+	whole            bool
+	rawName, rawMeta []byte // the members' JSON values
+	retry            bool   // inputResponses or requestState is there
 }
 
 // readHeaderFields reads the headerFields of params (JSON that
@@ -536,7 +546,7 @@ func readHeaderFields(params []byte) headerFields {
 		v := params[start:end]
 		switch key {
 		case "name":
-			f.name = stringBytes(v)
+			f.name, f.rawName = stringBytes(v), v
 		case "uri":
 			f.uri = stringBytes(v)
 		case "taskId":
@@ -545,10 +555,16 @@ func readHeaderFields(params []byte) headerFields {
 			f.arguments = v
 		case "_meta":
 			meta = v
+		case "inputResponses", "requestState":
+			f.retry = true
 		}
 	})
-	if err != nil || meta == nil || string(meta) == "null" {
+	if err != nil {
 		return headerFields{name: f.name, uri: f.uri, taskID: f.taskID, arguments: f.arguments}
+	}
+	f.whole, f.rawMeta = true, meta
+	if meta == nil || string(meta) == "null" {
+		return f
 	}
 	f.meta = true
 	if meta[0] == '{' {
@@ -707,7 +723,7 @@ func requestSubject(s *Server, msg *jsonrpc.Message) string {
 	switch msg.Method {
 	case MethodToolsCall:
 		var p CallToolParams
-		if len(msg.Params) > 0 && msg.Params[0] == '{' && p.readParams(msg.Params, s) == nil {
+		if len(msg.Params) > 0 && msg.Params[0] == '{' && p.readParams(msg.Params, s, nil) == nil {
 			return p.Name
 		}
 	case MethodPromptsGet:

@@ -155,7 +155,10 @@ func (p *CallToolParams) readParams(data []byte, s *Server, read *headerFields) 
 		p.Params = c
 		return err
 	}
-	if meta != nil && string(meta) != "null" {
+	switch {
+	case read != nil && read.whole && read.decoded != nil:
+		p.Meta = read.decoded
+	case meta != nil && string(meta) != "null":
 		p.Meta, err = s.metas.get(meta)
 	}
 	return err
@@ -167,33 +170,26 @@ func (p *CallToolParams) readParams(data []byte, s *Server, read *headerFields) 
 // shared: read them, never modify them.
 type metaCache struct {
 	mu sync.Mutex
-	m  map[string]*RequestMeta
+	m  map[string]*metaEntry
+}
+
+// metaEntry is a _meta object as a metaCache keeps it: decoded, and what
+// readHeaderFields reads of it (readMetaFields), copied.
+type metaEntry struct {
+	meta          *RequestMeta
+	version, caps []byte
 }
 
 // maxCachedMetas bounds a metaCache; when full it starts over.
 const maxCachedMetas = 64
 
 func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
-	c.mu.Lock()
-	m := c.m[string(raw)]
-	c.mu.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	// The trace context differs from request to request: without it is
-	// the key, and what is kept (the server's telemetry reads the trace
-	// context from the request itself).
 	var buf [512]byte
-	key := withoutTraceContext(buf[:0], raw)
-	if len(key) != len(raw) {
-		c.mu.Lock()
-		m = c.m[string(key)]
-		c.mu.Unlock()
-		if m != nil {
-			return m, nil
-		}
+	e, key := c.lookup(raw, buf[:0])
+	if e != nil {
+		return e.meta, nil
 	}
-	m = new(RequestMeta)
+	m := new(RequestMeta)
 	if err := json.Unmarshal(raw, m); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -205,13 +201,39 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 		return m, nil // one request's own
 	}
 	m.Traceparent, m.Tracestate, m.Baggage = "", "", ""
+	e = &metaEntry{meta: m}
+	// From raw: key need not be JSON. Every _meta kept under key has the
+	// same members but for the trace context, which is neither.
+	version, caps := readMetaFields(raw)
+	e.version, e.caps = bytes.Clone(version), bytes.Clone(caps)
 	c.mu.Lock()
 	if len(c.m) >= maxCachedMetas || c.m == nil {
-		c.m = map[string]*RequestMeta{}
+		c.m = map[string]*metaEntry{}
 	}
-	c.m[string(key)] = m
+	c.m[string(key)] = e
 	c.mu.Unlock()
 	return m, nil
+}
+
+// lookup returns the entry kept for raw, a _meta object, or nil, and the
+// key it is kept under (appended to buf when it is not raw itself). The
+// trace context differs from request to request: without it is the key,
+// and what is kept (the server's telemetry reads the trace context from
+// the request itself).
+func (c *metaCache) lookup(raw, buf []byte) (_ *metaEntry, key []byte) {
+	c.mu.Lock()
+	e := c.m[string(raw)]
+	c.mu.Unlock()
+	if e != nil {
+		return e, raw
+	}
+	key = withoutTraceContext(buf, raw)
+	if len(key) != len(raw) {
+		c.mu.Lock()
+		e = c.m[string(key)]
+		c.mu.Unlock()
+	}
+	return e, key
 }
 
 // withoutTraceContext returns raw, a _meta object, without its trace

@@ -117,7 +117,7 @@ func TestReadParamsFromHeaderFields(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var want, got CallToolParams
 			wantErr := want.readParams([]byte(params), srv, nil)
-			fields := readHeaderFields([]byte(params))
+			fields := readHeaderFields([]byte(params), nil)
 			if !fields.whole {
 				t.Fatal("readHeaderFields did not read the params whole")
 			}
@@ -127,6 +127,42 @@ func TestReadParamsFromHeaderFields(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("read from the header fields:\n%+v\nwalked again:\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// The header fields of a _meta the server's cache keeps, with or without
+// a trace context, read as those of the same _meta read afresh; the
+// request's own trace context reaches neither.
+func TestHeaderFieldsFromMetaCache(t *testing.T) {
+	const v, caps = `"` + MetaProtocolVersion + `"`, `"` + MetaClientCapabilities + `"`
+	metas := map[string]string{
+		"usual":             `{` + v + `:"2026-07-28",` + caps + `:{"x":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`,
+		"trace first":       `{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",` + v + `:"2026-07-28",` + caps + `:{}}`,
+		"trace last":        `{` + v + `:"2026-07-28",` + caps + `:{},"baggage":"k=1"}`,
+		"escaped version":   `{` + v + `:"2026\u002d07-28",` + caps + `:{}}`,
+		"case differs":      `{"IO.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `:{}}`,
+		"capabilities null": `{` + v + `:"2026-07-28",` + caps + `:null}`,
+	}
+	for name, meta := range metas {
+		t.Run(name, func(t *testing.T) {
+			params := []byte(`{"name":"add","arguments":{},"_meta":` + meta + `}`)
+			want := readHeaderFields(params, nil)
+			var c metaCache
+			if _, err := c.get([]byte(meta)); err != nil {
+				t.Fatal(err)
+			}
+			got := readHeaderFields(params, &c)
+			if got.decoded == nil {
+				t.Fatal("the kept _meta was not found")
+			}
+			if string(got.version) != string(want.version) || string(got.caps) != string(want.caps) || got.meta != want.meta {
+				t.Errorf("from the cache: version %q caps %q meta %v; read afresh: %q %q %v",
+					got.version, got.caps, got.meta, want.version, want.caps, want.meta)
+			}
+			if got.decoded.Traceparent != "" || got.decoded.Baggage != "" {
+				t.Errorf("the kept _meta carries a request's trace context: %+v", got.decoded)
 			}
 		})
 	}

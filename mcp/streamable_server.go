@@ -401,7 +401,7 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 // modern serves one stateless request.
 func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, start time.Time) {
 	x := new(statelessExchange)
-	x.fields = readHeaderFields(msg.Params)
+	x.fields = readHeaderFields(msg.Params, &h.Server.metas)
 	if e, status := h.validateHeaders(r, msg, &x.fields); e != nil {
 		writeJSONError(w, status, msg.ID, e)
 		return
@@ -529,14 +529,17 @@ type headerFields struct {
 	whole            bool
 	rawName, rawMeta []byte // the members' JSON values
 	retry            bool   // inputResponses or requestState is there
+	// decoded is _meta as the server's metaCache keeps it, when it does.
+	decoded *RequestMeta
 }
 
 // readHeaderFields reads the headerFields of params (JSON that
 // jsonrpc.Decode has checked) in one pass over its top level and
 // _meta's, without decoding anything else: the arguments, however large,
 // are only skipped. A member of the wrong type reads as absent; the
-// method's handler reports it.
-func readHeaderFields(params []byte) headerFields {
+// method's handler reports it. A _meta that metas keeps (a client's
+// usual one) is looked up there, not read again; metas may be nil.
+func readHeaderFields(params []byte, metas *metaCache) headerFields {
 	var f headerFields
 	if len(params) == 0 || params[0] != '{' {
 		return f
@@ -567,17 +570,33 @@ func readHeaderFields(params []byte) headerFields {
 		return f
 	}
 	f.meta = true
-	if meta[0] == '{' {
-		_, _ = jsonvalue.Object(meta, 0, func(key string, start, end int) {
-			switch key {
-			case MetaProtocolVersion:
-				f.version = stringBytes(meta[start:end])
-			case MetaClientCapabilities:
-				f.caps = meta[start:end]
-			}
-		})
+	if metas != nil {
+		var buf [512]byte
+		if e, _ := metas.lookup(meta, buf[:0]); e != nil {
+			f.version, f.caps, f.decoded = e.version, e.caps, e.meta
+			return f
+		}
 	}
+	f.version, f.caps = readMetaFields(meta)
 	return f
+}
+
+// readMetaFields reads a _meta's protocol version (its text) and client
+// capabilities (as sent) for readHeaderFields; nil for either when it is
+// absent, of the wrong type, or meta is not an object.
+func readMetaFields(meta []byte) (version, caps []byte) {
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil, nil
+	}
+	_, _ = jsonvalue.Object(meta, 0, func(key string, start, end int) {
+		switch key {
+		case MetaProtocolVersion:
+			version = stringBytes(meta[start:end])
+		case MetaClientCapabilities:
+			caps = meta[start:end]
+		}
+	})
+	return version, caps
 }
 
 // stringBytes returns the text of a JSON string value: its bytes between

@@ -13,18 +13,20 @@ import (
 
 // appendResult appends the JSON encoding of a handler's result. The
 // tools/call result, the one every agent step sends, is written directly;
-// the rest go through encoding/json.
-func appendResult(dst []byte, res any) ([]byte, error) {
+// the rest go through encoding/json. meta, when set, is the _meta of a
+// tool result that has none (see decorate).
+func appendResult(dst []byte, res any, meta []byte) ([]byte, error) {
 	if r, ok := res.(*CallToolResult); ok {
-		return appendCallToolResult(dst, r)
+		return appendCallToolResult(dst, r, meta)
 	}
 	b, err := jsonrpc.Marshal(res)
 	return append(dst, b...), err
 }
 
 // appendCallToolResult writes what encoding/json writes for r, in one pass
-// over each text.
-func appendCallToolResult(dst []byte, r *CallToolResult) ([]byte, error) {
+// over each text; meta, when set, is the encoded _meta of an r without
+// one.
+func appendCallToolResult(dst []byte, r *CallToolResult, meta []byte) ([]byte, error) {
 	if dst == nil {
 		n := 64
 		for _, c := range r.Content {
@@ -34,7 +36,12 @@ func appendCallToolResult(dst []byte, r *CallToolResult) ([]byte, error) {
 	}
 	var err error
 	dst = append(dst, '{')
-	if r.Meta != nil {
+	switch {
+	case meta != nil && r.Meta == nil:
+		dst = append(dst, `"_meta":`...)
+		dst = append(dst, meta...)
+		dst = append(dst, ',')
+	case r.Meta != nil:
 		dst = append(dst, `"_meta":`...)
 		if dst, err = jsonvalue.Append(dst, r.Meta); err != nil {
 			return dst, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/toolwire/toolwire/jsonrpc"
 	"github.com/toolwire/toolwire/tool"
@@ -33,7 +34,7 @@ func TestAppendCallToolResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := appendCallToolResult(nil, r)
+			got, err := appendCallToolResult(nil, r, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func TestAppendCallToolResult(t *testing.T) {
 		})
 	}
 	bad := &CallToolResult{Content: []tool.Content{{Type: "video"}}}
-	if _, err := appendCallToolResult(nil, bad); err == nil {
+	if _, err := appendCallToolResult(nil, bad, nil); err == nil {
 		t.Error("a block of an unknown type encoded without error")
 	}
 }
@@ -178,5 +179,46 @@ func TestMarshalParamsTraceContext(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("marshalParams:\n got %s\nwant %s", got, want)
 		}
+	}
+}
+
+// TestDecoratedToolResult holds a modern tool result's encoding, whose
+// _meta decorate hands to the encoder instead of making a map, to what
+// encoding/json writes for the result with the server's identity in its
+// _meta map; and a result with a _meta of its own gets the identity there.
+func TestDecoratedToolResult(t *testing.T) {
+	srv := &Server{Info: Implementation{Name: "s", Title: "S \"quoted\"", Version: "1"}}
+	infoMap := map[string]any{"name": "s", "title": "S \"quoted\"", "version": "1"}
+	tests := map[string]struct {
+		res      *CallToolResult
+		wantMeta map[string]any
+	}{
+		"no _meta": {
+			res:      &CallToolResult{Content: []tool.Content{tool.TextContent("x")}},
+			wantMeta: map[string]any{MetaServerInfo: infoMap},
+		},
+		"own _meta": {
+			res:      &CallToolResult{ResultBase: ResultBase{Meta: map[string]any{"k": "v"}}, Content: []tool.Content{tool.TextContent("x")}},
+			wantMeta: map[string]any{"k": "v", MetaServerInfo: infoMap},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			meta := decorate(tt.res, srv, time.Minute)
+			got, err := appendResult(nil, tt.res, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonrpc.Marshal(&CallToolResult{
+				ResultBase: ResultBase{ResultType: ResultComplete, Meta: tt.wantMeta},
+				Content:    tt.res.Content,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("decorated result:\n got %s\nwant %s", got, want)
+			}
+		})
 	}
 }

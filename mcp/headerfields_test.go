@@ -32,7 +32,7 @@ func TestReadHeaderFields(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := readHeaderFields([]byte(tc.params))
+			got := readHeaderFields([]byte(tc.params), nil)
 			if string(got.name) != string(tc.want.name) || string(got.uri) != string(tc.want.uri) ||
 				string(got.arguments) != string(tc.want.arguments) || got.meta != tc.want.meta ||
 				string(got.version) != string(tc.want.version) || string(got.caps) != string(tc.want.caps) {

@@ -158,6 +158,7 @@ type Server struct {
 	tel       *instruments // made from Telemetry when serving begins
 	results   sync.Pool    // *[]byte buffers results are encoded into
 	parts     sync.Pool    // *responseParts of responses being written
+	timers    sync.Pool    // *requestTimer stopped, for the next modern HTTP request
 	metas     metaCache
 	infoJSON  atomic.Pointer[infoJSON] // Info for results' _meta (serverInfoValue)
 	mu        sync.RWMutex
@@ -376,12 +377,18 @@ func (s *Server) listChanged(method string) {
 }
 
 func (s *Server) track(c *conn) {
+	c.tracked.Store(true)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 }
 
+// untrack forgets c as it closes. A connection never tracked (that of
+// a stateless request, unless it listened) costs no lock of the server's.
 func (s *Server) untrack(c *conn) {
+	if !c.tracked.Load() {
+		return
+	}
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()

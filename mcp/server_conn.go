@@ -49,6 +49,18 @@ type conn struct {
 	subs        map[string]bool
 	inflight    map[string]*request // running and waiting for a slot
 	waiting     int                 // requests in inflight waiting for a slot
+	// single is set on the connection of one modern HTTP request (see
+	// initRequestConn), whose request in flight is one, not in inflight,
+	// and which has no slots (sem is nil).
+	single bool
+	one    *request
+	// timer, on a single connection, is where timeouts comes from, to go
+	// back to the server once stopped.
+	timer *requestTimer
+	// fields, on a single connection, are what the HTTP handler read of
+	// its request's params (readHeaderFields), which a tools/call does
+	// not read again.
+	fields *headerFields
 	// One timer per connection enforces Server.RequestTimeout: armed for
 	// the earliest deadline among the requests in flight.
 	timeouts   *time.Timer
@@ -75,6 +87,8 @@ type conn struct {
 	// middleware stored them).
 	detached context.Context
 	closed   bool // close ran; guarded by mu
+	// tracked is set once the server tracks the connection (Server.track).
+	tracked atomic.Bool
 	// opened is when a session (stdio, legacy HTTP) began: see
 	// openSession.
 	opened time.Time
@@ -84,6 +98,67 @@ func newConn(s *Server, out sender) *conn {
 	s.init()
 	s.telOnce.Do(s.makeInstruments)
 	return &conn{srv: s, out: out, sem: make(chan struct{}, s.maxConcurrent())}
+}
+
+// initRequestConn makes c the connection of one modern HTTP request: it
+// serves that request alone, so it needs neither slots for its requests
+// to take (the server's bounds on HTTP requests apply) nor a map of them.
+// c is part of a larger allocation (see HTTPHandler.modern).
+func initRequestConn(c *conn, s *Server) {
+	s.init()
+	s.telOnce.Do(s.makeInstruments)
+	c.srv, c.single = s, true
+}
+
+// addInflight records req, under key, as in flight; c.mu is held.
+func (c *conn) addInflight(key string, req *request) {
+	if c.single {
+		c.one = req
+		return
+	}
+	if c.inflight == nil {
+		c.inflight = map[string]*request{}
+	}
+	c.inflight[key] = req
+}
+
+// removeInflight forgets req, under key, once it is answered; c.mu is
+// held.
+func (c *conn) removeInflight(key string, req *request) {
+	if c.single {
+		if c.one == req {
+			c.one = nil
+		}
+		return
+	}
+	delete(c.inflight, key)
+}
+
+// inflightRequest returns the request in flight under key, or nil; c.mu
+// is held.
+func (c *conn) inflightRequest(key string) *request {
+	if c.single {
+		if c.one != nil && c.one.id.String() == key {
+			return c.one
+		}
+		return nil
+	}
+	return c.inflight[key]
+}
+
+// requestsInFlight yields the requests in flight; c.mu is held.
+func (c *conn) requestsInFlight(yield func(*request) bool) {
+	if c.single {
+		if c.one != nil {
+			yield(c.one)
+		}
+		return
+	}
+	for _, r := range c.inflight {
+		if !yield(r) {
+			return
+		}
+	}
 }
 
 // errCancelled and errTimeout are the causes a request's context ends with.
@@ -333,7 +408,7 @@ func (c *conn) notification(m *jsonrpc.Message) {
 			return
 		}
 		c.mu.Lock()
-		req := c.inflight[p.RequestID.String()]
+		req := c.inflightRequest(p.RequestID.String())
 		if req != nil {
 			c.unqueue(req)
 		}
@@ -365,7 +440,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	ctx = c.srv.tel.startServerSpan(ctx, req, start)
 	// ping and initialize run at once whatever else does: they cost
 	// nothing, and a client needs them answered while its work runs.
-	slot := m.Method != MethodPing && m.Method != MethodInitialize
+	slot := c.sem != nil && m.Method != MethodPing && m.Method != MethodInitialize
 	queued := false
 	if slot {
 		select {
@@ -398,10 +473,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 			cap(c.sem), c.waiting)))
 		return
 	}
-	if c.inflight == nil {
-		c.inflight = map[string]*request{}
-	}
-	c.inflight[key] = req
+	c.addInflight(key, req)
 	if m.Method != MethodSubscriptionsListen {
 		req.deadline = start.Add(c.srv.requestTimeout())
 		c.armTimeouts(req.deadline)
@@ -413,7 +485,7 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.inflight, key)
+		c.removeInflight(key, req)
 		c.mu.Unlock()
 	}()
 	if queued {
@@ -468,10 +540,57 @@ func (c *conn) armTimeouts(deadline time.Time) {
 		return
 	}
 	c.timeoutsOn = true
-	if c.timeouts == nil {
-		c.timeouts = time.AfterFunc(time.Until(deadline), c.expire)
-	} else {
+	switch {
+	case c.timeouts != nil:
 		c.timeouts.Reset(time.Until(deadline))
+	case c.single:
+		c.timer = c.srv.armRequestTimer(c, time.Until(deadline))
+		c.timeouts = c.timer.t
+	default:
+		c.timeouts = time.AfterFunc(time.Until(deadline), c.expire)
+	}
+}
+
+// requestTimer is a timer that ends the requests of a connection past
+// their deadline (conn.expire), kept from one modern HTTP request's
+// connection for the next's once stopped: a timer per request is two
+// allocations.
+type requestTimer struct {
+	t *time.Timer
+	c atomic.Pointer[conn] // whose requests it ends
+}
+
+// armRequestTimer returns a timer, from those kept or new, that calls
+// c.expire after d.
+func (s *Server) armRequestTimer(c *conn, d time.Duration) *requestTimer {
+	rt, _ := s.timers.Get().(*requestTimer)
+	if rt == nil {
+		rt = new(requestTimer)
+		rt.c.Store(c)
+		rt.t = time.AfterFunc(d, func() {
+			if c := rt.c.Load(); c != nil {
+				c.expire()
+			}
+		})
+		return rt
+	}
+	rt.c.Store(c)
+	rt.t.Reset(d)
+	return rt
+}
+
+// stopTimeouts stops the connection's timeout timer as it closes; c.mu is
+// held. A single connection's timer is kept for another connection only
+// when it stopped before it fired: then its function never runs for c.
+func (c *conn) stopTimeouts() {
+	if c.timeouts == nil {
+		return
+	}
+	stopped := c.timeouts.Stop()
+	if rt := c.timer; rt != nil && stopped {
+		rt.c.Store(nil)
+		c.timer, c.timeouts = nil, nil
+		c.srv.timers.Put(rt)
 	}
 }
 
@@ -483,7 +602,7 @@ func (c *conn) expire() {
 	now := time.Now()
 	var expired []*request
 	var next time.Time
-	for _, r := range c.inflight {
+	for r := range c.requestsInFlight {
 		switch {
 		case r.deadline.IsZero():
 		case !now.Before(r.deadline):
@@ -528,14 +647,15 @@ func (c *conn) response(req *request, res any, err error) *jsonrpc.Message {
 	if err != nil {
 		return errorMessage(req.id, toRPCError(req, err))
 	}
+	var meta []byte
 	if req.modern {
-		decorate(res, c.srv, c.srv.ListTTL)
+		meta = decorate(res, c.srv, c.srv.ListTTL)
 	}
 	buf, _ := c.srv.results.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
-	b, merr := appendResult((*buf)[:0], res)
+	b, merr := appendResult((*buf)[:0], res, meta)
 	*buf = b
 	req.buf = buf
 	if merr != nil {
@@ -583,14 +703,22 @@ type resultBase interface{ base() *ResultBase }
 type cacheable interface{ cacheable() *Cacheable }
 
 // decorate adds what a modern result carries: its type, the server's
-// identity and, on cacheable results, a freshness hint.
-func decorate(res any, s *Server, ttl time.Duration) {
+// identity and, on cacheable results, a freshness hint. A tool result
+// without _meta is left without: decorate returns the _meta its encoding
+// must carry instead (the server's identity, encoded once), sparing a map
+// per call; otherwise it returns nil.
+func decorate(res any, s *Server, ttl time.Duration) (meta []byte) {
 	if r, ok := res.(resultBase); ok {
 		b := r.base()
 		if b.ResultType == "" {
 			b.ResultType = ResultComplete
 		}
-		if _, ok := b.Meta[MetaServerInfo]; !ok {
+		if _, isTool := res.(*CallToolResult); isTool && b.Meta == nil {
+			if info := s.serverInfoJSON(); info != nil {
+				meta = info.meta
+			}
+		}
+		if _, ok := b.Meta[MetaServerInfo]; !ok && meta == nil {
 			// A copy: the map may be a handler's, shared by its results.
 			m := make(map[string]any, len(b.Meta)+1)
 			maps.Copy(m, b.Meta)
@@ -608,6 +736,7 @@ func decorate(res any, s *Server, ttl time.Duration) {
 			cb.CacheScope = "private"
 		}
 	}
+	return meta
 }
 
 // ask sends a request to the client and waits for its answer (legacy era).
@@ -664,12 +793,10 @@ func (c *conn) stopListeners() {
 func (c *conn) close() {
 	c.mu.Lock()
 	c.closed = true
-	for _, req := range c.inflight {
+	for req := range c.requestsInFlight {
 		req.end(errCancelled)
 	}
-	if c.timeouts != nil {
-		c.timeouts.Stop()
-	}
+	c.stopTimeouts()
 	for l := range c.listeners {
 		l.stop()
 	}
@@ -690,7 +817,7 @@ func (c *conn) openSession(id string) {
 func (c *conn) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.inflight) > 0
+	return len(c.inflight) > 0 || c.one != nil
 }
 
 // session state

@@ -102,7 +102,7 @@ func (p *CallToolParams) decode(req *request) error {
 		if req.params[0] != '{' {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: params must be an object", req.method)
 		}
-		if err := p.readParams(req.params, req.conn.srv); err != nil {
+		if err := p.readParams(req.params, req.conn.srv, req.conn.fields); err != nil {
 			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", req.method, describeJSONError(err))
 		}
 	}
@@ -111,25 +111,34 @@ func (p *CallToolParams) decode(req *request) error {
 
 // readParams reads tools/call params: name, arguments and _meta here
 // (_meta through metas), the members of multi round-trip retries through
-// encoding/json, and only when present.
-func (p *CallToolParams) readParams(data []byte, s *Server) error {
+// encoding/json, and only when present. read, when set, is what
+// readHeaderFields found in data, which then is not walked again.
+func (p *CallToolParams) readParams(data []byte, s *Server, read *headerFields) error {
 	var name, meta []byte
-	retry := false
-	_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
-		switch key {
-		case "name":
-			name = data[start:end]
-		case "arguments":
-			p.Arguments = data[start:end:end]
-		case "_meta":
-			meta = data[start:end]
-		case "inputResponses", "requestState":
-			retry = true
+	var retry bool
+	if read != nil && read.whole {
+		name, meta, retry = read.rawName, read.rawMeta, read.retry
+		if a := read.arguments; a != nil {
+			p.Arguments = a[:len(a):len(a)]
 		}
-	})
-	if err != nil {
-		return err
+	} else {
+		_, err := jsonvalue.Object(data, 0, func(key string, start, end int) {
+			switch key {
+			case "name":
+				name = data[start:end]
+			case "arguments":
+				p.Arguments = data[start:end:end]
+			case "_meta":
+				meta = data[start:end]
+			case "inputResponses", "requestState":
+				retry = true
+			}
+		})
+		if err != nil {
+			return err
+		}
 	}
+	var err error
 	if name != nil && string(name) != "null" {
 		if name[0] != '"' {
 			return fmt.Errorf("name must be a string, got %s", jsonvalue.TypeName(name[0]))
@@ -146,7 +155,10 @@ func (p *CallToolParams) readParams(data []byte, s *Server) error {
 		p.Params = c
 		return err
 	}
-	if meta != nil && string(meta) != "null" {
+	switch {
+	case read != nil && read.whole && read.decoded != nil:
+		p.Meta = read.decoded
+	case meta != nil && string(meta) != "null":
 		p.Meta, err = s.metas.get(meta)
 	}
 	return err
@@ -158,33 +170,26 @@ func (p *CallToolParams) readParams(data []byte, s *Server) error {
 // shared: read them, never modify them.
 type metaCache struct {
 	mu sync.Mutex
-	m  map[string]*RequestMeta
+	m  map[string]*metaEntry
+}
+
+// metaEntry is a _meta object as a metaCache keeps it: decoded, and what
+// readHeaderFields reads of it (readMetaFields), copied.
+type metaEntry struct {
+	meta          *RequestMeta
+	version, caps []byte
 }
 
 // maxCachedMetas bounds a metaCache; when full it starts over.
 const maxCachedMetas = 64
 
 func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
-	c.mu.Lock()
-	m := c.m[string(raw)]
-	c.mu.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	// The trace context differs from request to request: without it is
-	// the key, and what is kept (the server's telemetry reads the trace
-	// context from the request itself).
 	var buf [512]byte
-	key := withoutTraceContext(buf[:0], raw)
-	if len(key) != len(raw) {
-		c.mu.Lock()
-		m = c.m[string(key)]
-		c.mu.Unlock()
-		if m != nil {
-			return m, nil
-		}
+	e, key := c.lookup(raw, buf[:0])
+	if e != nil {
+		return e.meta, nil
 	}
-	m = new(RequestMeta)
+	m := new(RequestMeta)
 	if err := json.Unmarshal(raw, m); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -196,13 +201,39 @@ func (c *metaCache) get(raw []byte) (*RequestMeta, error) {
 		return m, nil // one request's own
 	}
 	m.Traceparent, m.Tracestate, m.Baggage = "", "", ""
+	e = &metaEntry{meta: m}
+	// From raw: key need not be JSON. Every _meta kept under key has the
+	// same members but for the trace context, which is neither.
+	version, caps := readMetaFields(raw)
+	e.version, e.caps = bytes.Clone(version), bytes.Clone(caps)
 	c.mu.Lock()
 	if len(c.m) >= maxCachedMetas || c.m == nil {
-		c.m = map[string]*RequestMeta{}
+		c.m = map[string]*metaEntry{}
 	}
-	c.m[string(key)] = m
+	c.m[string(key)] = e
 	c.mu.Unlock()
 	return m, nil
+}
+
+// lookup returns the entry kept for raw, a _meta object, or nil, and the
+// key it is kept under (appended to buf when it is not raw itself). The
+// trace context differs from request to request: without it is the key,
+// and what is kept (the server's telemetry reads the trace context from
+// the request itself).
+func (c *metaCache) lookup(raw, buf []byte) (_ *metaEntry, key []byte) {
+	c.mu.Lock()
+	e := c.m[string(raw)]
+	c.mu.Unlock()
+	if e != nil {
+		return e, raw
+	}
+	key = withoutTraceContext(buf, raw)
+	if len(key) != len(raw) {
+		c.mu.Lock()
+		e = c.m[string(key)]
+		c.mu.Unlock()
+	}
+	return e, key
 }
 
 // withoutTraceContext returns raw, a _meta object, without its trace

@@ -400,15 +400,28 @@ func (h *HTTPHandler) legacy(w http.ResponseWriter, r *http.Request, sess *httpS
 
 // modern serves one stateless request.
 func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, start time.Time) {
-	if e, status := h.validateHeaders(r, msg); e != nil {
+	x := new(statelessExchange)
+	x.fields = readHeaderFields(msg.Params, &h.Server.metas)
+	if e, status := h.validateHeaders(r, msg, &x.fields); e != nil {
 		writeJSONError(w, status, msg.ID, e)
 		return
 	}
-	ps := newPostSender(w, r, h.Server, nil, true, start)
-	c := newConn(h.Server, nil)
+	ps, c := &x.ps, &x.c
+	ps.init(w, r, h.Server, nil, true, start)
+	initRequestConn(c, h.Server)
+	c.fields = &x.fields
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r.Context(), r, ps, c, msg)
+}
+
+// statelessExchange is what a modern HTTP request is served with, in one
+// allocation: its response's sender, a connection of its own and what
+// was read of its params.
+type statelessExchange struct {
+	ps     postSender
+	c      conn
+	fields headerFields
 }
 
 // serve runs request msg of c in ctx, answering through ps, and returns
@@ -430,9 +443,9 @@ func (h *HTTPHandler) serve(ctx context.Context, r *http.Request, ps *postSender
 }
 
 // validateHeaders checks a modern request's _meta and standard headers
-// against its body, returning the error and HTTP status to refuse it with.
-func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message) (*jsonrpc.Error, int) {
-	p := readHeaderFields(msg.Params)
+// against its body, of which p are the readHeaderFields, returning the
+// error and HTTP status to refuse it with.
+func (h *HTTPHandler) validateHeaders(r *http.Request, msg *jsonrpc.Message, p *headerFields) (*jsonrpc.Error, int) {
 	bad := http.StatusBadRequest
 	hv := r.Header.Get(HeaderProtocolVersion)
 	bodyV := p.version
@@ -510,14 +523,23 @@ type headerFields struct {
 	meta      bool   // params._meta is there and not null
 	version   []byte // params._meta's protocol version
 	caps      []byte // params._meta's client capabilities, as sent
+
+	// What a tools/call's readParams reads, from the same pass: set when
+	// whole, params having been read to its end without error.
+	whole            bool
+	rawName, rawMeta []byte // the members' JSON values
+	retry            bool   // inputResponses or requestState is there
+	// decoded is _meta as the server's metaCache keeps it, when it does.
+	decoded *RequestMeta
 }
 
 // readHeaderFields reads the headerFields of params (JSON that
 // jsonrpc.Decode has checked) in one pass over its top level and
 // _meta's, without decoding anything else: the arguments, however large,
 // are only skipped. A member of the wrong type reads as absent; the
-// method's handler reports it.
-func readHeaderFields(params []byte) headerFields {
+// method's handler reports it. A _meta that metas keeps (a client's
+// usual one) is looked up there, not read again; metas may be nil.
+func readHeaderFields(params []byte, metas *metaCache) headerFields {
 	var f headerFields
 	if len(params) == 0 || params[0] != '{' {
 		return f
@@ -527,7 +549,7 @@ func readHeaderFields(params []byte) headerFields {
 		v := params[start:end]
 		switch key {
 		case "name":
-			f.name = stringBytes(v)
+			f.name, f.rawName = stringBytes(v), v
 		case "uri":
 			f.uri = stringBytes(v)
 		case "taskId":
@@ -536,23 +558,45 @@ func readHeaderFields(params []byte) headerFields {
 			f.arguments = v
 		case "_meta":
 			meta = v
+		case "inputResponses", "requestState":
+			f.retry = true
 		}
 	})
-	if err != nil || meta == nil || string(meta) == "null" {
+	if err != nil {
 		return headerFields{name: f.name, uri: f.uri, taskID: f.taskID, arguments: f.arguments}
 	}
-	f.meta = true
-	if meta[0] == '{' {
-		_, _ = jsonvalue.Object(meta, 0, func(key string, start, end int) {
-			switch key {
-			case MetaProtocolVersion:
-				f.version = stringBytes(meta[start:end])
-			case MetaClientCapabilities:
-				f.caps = meta[start:end]
-			}
-		})
+	f.whole, f.rawMeta = true, meta
+	if meta == nil || string(meta) == "null" {
+		return f
 	}
+	f.meta = true
+	if metas != nil {
+		var buf [512]byte
+		if e, _ := metas.lookup(meta, buf[:0]); e != nil {
+			f.version, f.caps, f.decoded = e.version, e.caps, e.meta
+			return f
+		}
+	}
+	f.version, f.caps = readMetaFields(meta)
 	return f
+}
+
+// readMetaFields reads a _meta's protocol version (its text) and client
+// capabilities (as sent) for readHeaderFields; nil for either when it is
+// absent, of the wrong type, or meta is not an object.
+func readMetaFields(meta []byte) (version, caps []byte) {
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil, nil
+	}
+	_, _ = jsonvalue.Object(meta, 0, func(key string, start, end int) {
+		switch key {
+		case MetaProtocolVersion:
+			version = stringBytes(meta[start:end])
+		case MetaClientCapabilities:
+			caps = meta[start:end]
+		}
+	})
+	return version, caps
 }
 
 // stringBytes returns the text of a JSON string value: its bytes between
@@ -698,7 +742,7 @@ func requestSubject(s *Server, msg *jsonrpc.Message) string {
 	switch msg.Method {
 	case MethodToolsCall:
 		var p CallToolParams
-		if len(msg.Params) > 0 && msg.Params[0] == '{' && p.readParams(msg.Params, s) == nil {
+		if len(msg.Params) > 0 && msg.Params[0] == '{' && p.readParams(msg.Params, s, nil) == nil {
 			return p.Name
 		}
 	case MethodPromptsGet:

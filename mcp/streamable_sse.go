@@ -357,13 +357,20 @@ type postWork struct {
 func (p *postSender) run() { p.work.conn.serve(p.work.ctx, p.work.msg, p, p.start) }
 
 func newPostSender(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool, start time.Time) *postSender {
-	p := &postSender{w: w, req: r, log: log, modern: modern, bufs: &s.results, start: start}
+	p := new(postSender)
+	p.init(w, r, s, log, modern, start)
+	return p
+}
+
+// init makes p, which is zero, the sender of the response to r (see
+// newPostSender).
+func (p *postSender) init(w http.ResponseWriter, r *http.Request, s *Server, log *eventLog, modern bool, start time.Time) {
+	p.w, p.req, p.log, p.modern, p.bufs, p.start = w, r, log, modern, &s.results, start
 	if r.ProtoMajor == 1 && canHijack(w) {
 		p.inline, p.chunked = true, r.ProtoAtLeast(1, 1)
 	} else {
 		p.work = &postWork{done: make(chan struct{})}
 	}
-	return p
 }
 
 // canHijack reports whether w, or a ResponseWriter it wraps (Unwrap, as

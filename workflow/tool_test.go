@@ -188,9 +188,13 @@ func TestWorkflowToolErrors(t *testing.T) {
 		t.Errorf("the error does not name the input: %s", msg)
 	}
 
-	res, err = reg.Call(context.Background(), "naps", nil)
+	p := &progressLog{}
+	res, err = reg.Call(tool.WithClient(context.Background(), p), "naps", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := len(p.progress); n == 0 || p.progress[n-1] != 3 {
+		t.Errorf("progress %v, want it to end at 3: the skipped node counts", p.progress)
 	}
 	if !res.IsError || !strings.Contains(res.Content[0].Text, "node s1_0 (tool nap) failed: this node fails") {
 		t.Errorf("result %+v, want an error naming node s1_0", res)
@@ -203,34 +207,58 @@ func TestWorkflowToolErrors(t *testing.T) {
 }
 
 // TestWorkflowToolCancel: a call whose context ends mid-run runs no
-// further node, and says it stopped.
+// further node, each reported not run (none failed), and says it
+// stopped: nodes in a chain, and independent nodes waiting for their turn.
 func TestWorkflowToolCancel(t *testing.T) {
-	var calls atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var reg tool.Registry
-	if err := reg.Add(tool.Must(tool.New("nap", "Naps.", func(ctx context.Context, in napIn) (string, error) {
-		if calls.Add(1) == 2 {
-			cancel() // the second node ends the call's context, and returns
-		}
-		return "rested", nil
-	}))); err != nil {
-		t.Fatal(err)
-	}
-	wf := staged(5, 1, "")
-	tl, err := (&workflow.Runner{Tools: &reg}).Tool("naps", wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tl.Call(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := calls.Load(); n != 2 {
-		t.Errorf("%d nodes ran, want 2: the call was cancelled in the second", n)
-	}
-	if !res.IsError || !strings.Contains(res.Content[0].Text, "stopped before every node ran: context canceled") {
-		t.Errorf("result %+v, want an error saying the run stopped", res)
+	for _, tc := range []struct {
+		name     string
+		wf       *workflow.Workflow
+		parallel int
+		cancelAt int32 // the call that ends the context
+	}{
+		{"a chain", staged(20, 1, ""), 0, 2},
+		{"nodes waiting their turn", staged(1, 20, ""), 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var reg tool.Registry
+			if err := reg.Add(tool.Must(tool.New("nap", "Naps.", func(context.Context, napIn) (string, error) {
+				if calls.Add(1) == tc.cancelAt {
+					cancel() // ends the call's context, and returns
+				}
+				return "rested", nil
+			}))); err != nil {
+				t.Fatal(err)
+			}
+			tl, err := (&workflow.Runner{Tools: &reg, Parallel: tc.parallel}).Tool("naps", tc.wf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := tl.Call(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := calls.Load(); n != tc.cancelAt {
+				t.Errorf("%d nodes ran, want %d: the call was cancelled in the last", n, tc.cancelAt)
+			}
+			if !res.IsError || !strings.Contains(res.Content[0].Text, "stopped before every node ran: context canceled") {
+				t.Errorf("result %+v, want an error saying the run stopped", res)
+			}
+			skipped := 0
+			for _, n := range res.StructuredContent.(workflow.WorkflowSummary).Nodes {
+				switch n.Status {
+				case workflow.StatusSkipped:
+					skipped++
+				case workflow.StatusFailed:
+					t.Errorf("node %s failed (%s): a node not started when the context ended is not run", n.Node, n.Error)
+				}
+			}
+			if want := 20 - int(tc.cancelAt); skipped != want {
+				t.Errorf("%d nodes not run, want %d", skipped, want)
+			}
+		})
 	}
 }
 

@@ -103,6 +103,26 @@ func TestServeWorkflow(t *testing.T) {
 		t.Errorf("other.csv's rows are not %s", want)
 	}
 
+	t.Run("an input without a default", func(t *testing.T) {
+		wf, err := workflow.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wf.Inputs[0].Default = nil
+		bare := filepath.Join(dir, "bare.json")
+		if err := wf.Save(bare); err != nil {
+			t.Fatal(err)
+		}
+		serve := []string{"--", bin, "serve", "data", "--allow-dir", dir, "--workflow", bare}
+		r := runEnv(t, nil, "", append([]string{"call", "toolwire__bare", "path=" + filepath.Join(dir, "other.csv")}, serve...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, `"rows":941,`) {
+			t.Errorf("exit %d, stdout %q, stderr %q: want other.csv described", r.code, r.stdout, r.stderr)
+		}
+		r = runEnv(t, nil, "", append([]string{"call", "toolwire__bare"}, serve...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "path") {
+			t.Errorf("without the input: exit %d, stderr %q: want 1 and an error naming path", r.code, r.stderr)
+		}
+	})
 	t.Run("wrong type", func(t *testing.T) {
 		r := call("path:=5")
 		if want := `argument "path": expected string, got number 5`; r.code != 1 || !strings.Contains(r.stderr, want) {

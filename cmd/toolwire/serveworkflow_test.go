@@ -192,7 +192,7 @@ func TestServeWorkflowTask(t *testing.T) {
 
 	t.Run("completed", func(t *testing.T) {
 		slow := slowWorkflow(t, file, 40000) // about a second
-		_, addr, _ := serveHTTPProcess(t, "data", "-v", "--allow-dir", dir, "--task-after", "100ms", "--workflow", "clean="+slow)
+		_, addr, log := serveHTTPProcess(t, "data", "-v", "--allow-dir", dir, "--task-after", "100ms", "--workflow", "clean="+slow)
 		cfg := writeConfig(t, map[string]string{"data": fmt.Sprintf(`{"url": "http://%s/mcp"}`, addr)})
 		other := "path=" + filepath.Join(dir, "other.csv")
 		want := runEnv(t, nil, "", "workflow", "run", slow, "--allow-dir", dir, "--set", other)
@@ -211,6 +211,17 @@ func TestServeWorkflowTask(t *testing.T) {
 		}
 		if !strings.Contains(out, "nodes done)") {
 			t.Errorf("no progress per node shown")
+		}
+
+		// With the defaults, off a terminal: a task too, the same output.
+		want = runEnv(t, nil, "", "workflow", "run", slow, "--allow-dir", dir)
+		polls := strings.Count(log.String(), "method=tasks/get")
+		got := runEnv(t, env, "", "call", "--config", cfg, "data__clean")
+		if want.code != 0 || got.code != 0 || got.stdout != want.stdout {
+			t.Errorf("call with the defaults: exit %d, printed\n%s\nwant (workflow run, exit %d):\n%s", got.code, got.stdout, want.code, want.stdout)
+		}
+		if strings.Count(log.String(), "method=tasks/get") == polls {
+			t.Errorf("the call with the defaults was not a task: no tasks/get in the server's log")
 		}
 	})
 

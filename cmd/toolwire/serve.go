@@ -183,7 +183,8 @@ the recorded value; a call runs the nodes as toolwire workflow run does,
 reports progress per node, and becomes a task for a client that takes
 tasks. The result is the last node's, with each node's status and duration
 as structured content. A workflow that calls a tool not served, or whose
-name a served tool has, stops the server before it serves anything.
+name a served tool has, stops the server before it serves anything. With
+--record, the calls a workflow makes are recorded, not its own.
 
 With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
@@ -341,6 +342,7 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 	}
 	defer opened.Close() // after serving: on EOF, SIGTERM or SIGINT
 	if len(o.gateway.servers) > 0 {
+		o.gateway.unrecorded = workflowNames(o.workflows)
 		stop, err := openGateway(ctx, o.gateway, srv, stderr)
 		if err != nil {
 			return err

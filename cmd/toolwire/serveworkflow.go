@@ -61,3 +61,14 @@ func workflowSpec(spec string) (name, path string, err error) {
 	}
 	return name, path, nil
 }
+
+// workflowNames names the tools of the --workflow values that name one.
+func workflowNames(specs []string) []string {
+	var names []string
+	for _, spec := range specs {
+		if name, _, err := workflowSpec(spec); err == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}

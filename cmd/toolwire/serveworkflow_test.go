@@ -263,3 +263,39 @@ func TestServeWorkflowTask(t *testing.T) {
 		stopsWorking(t, srv.Process.Pid, busy)
 	})
 }
+
+// TestServeWorkflowRecord: a gateway that records (--record) and serves a
+// workflow over its servers' tools records the calls the workflow made,
+// not the workflow's own call, so that the file replays each call once.
+func TestServeWorkflowRecord(t *testing.T) {
+	dir, file := workflowDir(t)
+	bin := build(t)
+	wf, err := workflow.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wf.Nodes {
+		wf.Nodes[i].Tool = "data__" + wf.Nodes[i].Tool
+	}
+	gw := filepath.Join(dir, "gw.json")
+	if err := wf.Save(gw); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]string{"data": fmt.Sprintf(`{"command": %q, "args": ["serve", "data", "--allow-dir", %q]}`, bin, dir)})
+	record := filepath.Join(dir, "calls.json")
+	r := runEnv(t, nil, "", "call", "toolwire__clean", "--", bin, "serve", "--servers", "data", "--config", cfg, "--record", record, "--workflow", "clean="+gw)
+	if r.code != 0 || !strings.Contains(r.stdout, `{"rows":`) {
+		t.Fatalf("call: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got, err := workflow.Load(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, n := range got.Nodes {
+		tools = append(tools, n.Tool)
+	}
+	if want := "data__load_csv data__drop_missing data__describe"; strings.Join(tools, " ") != want {
+		t.Errorf("recorded %v, want %s: the workflow's calls, once each", tools, want)
+	}
+}

@@ -31,7 +31,7 @@ type gatewayOptions struct {
 	// served workflows (--workflow), whose calls of the other tools it
 	// records.
 	unrecorded []string
-	host    hostOptions // --config
+	host       hostOptions // --config
 	// Tool search: --tool-search, --tool-search-max-tools, --tool-search-load.
 	search     string
 	searchMax  int

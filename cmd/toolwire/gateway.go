@@ -27,15 +27,16 @@ import (
 type gatewayOptions struct {
 	servers []string // "all", or names
 	record  string
-	// unrecorded names the tools whose calls --record leaves out: the
-	// served workflows (--workflow), whose calls of the other tools it
-	// records.
-	unrecorded []string
-	host       hostOptions // --config
+	host    hostOptions // --config
 	// Tool search: --tool-search, --tool-search-max-tools, --tool-search-load.
 	search     string
 	searchMax  int
 	searchLoad []string
+
+	// unrecorded names the tools whose calls --record leaves out: the
+	// served workflows (--workflow), whose calls of the other tools it
+	// records.
+	unrecorded []string
 }
 
 func (o *gatewayOptions) addFlags(f *pflag.FlagSet) {

@@ -21,7 +21,7 @@ import (
 // that the call's stays monotonic.
 //
 // The result is the last node's content, with each node's status and
-// duration as structured content (WorkflowSummary); a node that fails
+// duration as structured content (Summary); a node that fails
 // makes an error result naming the node and its error. A call whose
 // context ends stops: the nodes not yet started are not run.
 //
@@ -54,9 +54,9 @@ func (r *Runner) Tool(name string, wf *Workflow) (tool.Tool, error) {
 	return &workflowTool{runner: r, wf: wf, info: info}, nil
 }
 
-// WorkflowSummary is the structured content of a workflow tool's result:
+// Summary is the structured content of a workflow tool's result:
 // how each node's run went, in the workflow's order.
-type WorkflowSummary struct {
+type Summary struct {
 	Workflow string        `json:"workflow"`
 	Nodes    []NodeSummary `json:"nodes"`
 }
@@ -106,7 +106,7 @@ func (t *workflowTool) Call(ctx context.Context, args json.RawMessage) (*tool.Re
 	if report == nil {
 		return nil, err // the inputs: said as the model can repair them
 	}
-	summary := WorkflowSummary{Workflow: t.info.Name, Nodes: make([]NodeSummary, len(report.Nodes))}
+	summary := Summary{Workflow: t.info.Name, Nodes: make([]NodeSummary, len(report.Nodes))}
 	for i, n := range report.Nodes {
 		summary.Nodes[i] = NodeSummary{Node: n.Node, Tool: n.Tool, Status: n.Status, DurationMs: float64(n.Duration.Microseconds()) / 1000, Error: n.Error}
 	}

@@ -93,7 +93,7 @@ func ExampleRunner_Tool() {
 		fmt.Printf("%.1f/%.0f %s\n", progress.progress[i], progress.total[i], m)
 	}
 	fmt.Println(res.Content[0].Text)
-	for _, n := range res.StructuredContent.(workflow.WorkflowSummary).Nodes {
+	for _, n := range res.StructuredContent.(workflow.Summary).Nodes {
 		fmt.Println(n.Node, n.Status)
 	}
 	// Output:
@@ -199,7 +199,7 @@ func TestWorkflowToolErrors(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content[0].Text, "node s1_0 (tool nap) failed: this node fails") {
 		t.Errorf("result %+v, want an error naming node s1_0", res)
 	}
-	sum := res.StructuredContent.(workflow.WorkflowSummary)
+	sum := res.StructuredContent.(workflow.Summary)
 	got := []workflow.NodeStatus{sum.Nodes[0].Status, sum.Nodes[1].Status, sum.Nodes[2].Status}
 	if got[0] != workflow.StatusOK || got[1] != workflow.StatusFailed || got[2] != workflow.StatusSkipped {
 		t.Errorf("statuses %v, want ok, failed, skipped", got)
@@ -247,7 +247,7 @@ func TestWorkflowToolCancel(t *testing.T) {
 				t.Errorf("result %+v, want an error saying the run stopped", res)
 			}
 			skipped := 0
-			for _, n := range res.StructuredContent.(workflow.WorkflowSummary).Nodes {
+			for _, n := range res.StructuredContent.(workflow.Summary).Nodes {
 				switch n.Status {
 				case workflow.StatusSkipped:
 					skipped++

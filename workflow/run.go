@@ -78,12 +78,19 @@ func (r *Report) Failed() []NodeEvent {
 // each other at once. A failed node stops the nodes that depend on it, and
 // only them; the error then names every failed node, its tool and why.
 func (r *Runner) Run(ctx context.Context, wf *Workflow, inputs map[string]any) (*Report, error) {
+	report, _, err := r.run(ctx, wf, inputs)
+	return report, err
+}
+
+// run is Run, returning also each node's result (nil for a node that did
+// not succeed). A node not yet started when ctx ends is not run.
+func (r *Runner) run(ctx context.Context, wf *Workflow, inputs map[string]any) (*Report, []*tool.Result, error) {
 	values, err := wf.inputValues(inputs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := wf.order(); err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
+		return nil, nil, fmt.Errorf("workflow: %w", err)
 	}
 	index := map[string]int{}
 	for i, n := range wf.Nodes {
@@ -120,6 +127,11 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, inputs map[string]any) (
 				return
 			}
 			defer func() { <-sem }()
+			if ctx.Err() != nil { // the select may take the free slot of an ended context
+				report.Nodes[i] = NodeEvent{Node: n.ID, Tool: n.Tool, Status: StatusSkipped, Error: "not run: " + context.Cause(ctx).Error()}
+				r.emit(report.Nodes[i])
+				return
+			}
 			report.Nodes[i], results[i] = r.runNode(ctx, wf, n, values, results, index)
 		}()
 	}
@@ -129,6 +141,9 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, inputs map[string]any) (
 		if n.Status == StatusFailed {
 			errs = append(errs, fmt.Errorf("node %s (tool %s) failed: %s", n.Node, n.Tool, n.Error))
 		}
+	}
+	if len(errs) == 0 && ctx.Err() != nil && len(report.Failed()) > 0 {
+		errs = append(errs, fmt.Errorf("stopped before every node ran: %w", context.Cause(ctx)))
 	}
 	if len(errs) > 0 {
 		skipped := 0
@@ -140,9 +155,9 @@ func (r *Runner) Run(ctx context.Context, wf *Workflow, inputs map[string]any) (
 		if skipped > 0 {
 			errs = append(errs, fmt.Errorf("%d node(s) depending on them were not run", skipped))
 		}
-		return report, fmt.Errorf("workflow: %w", errors.Join(errs...))
+		return report, results, fmt.Errorf("workflow: %w", errors.Join(errs...))
 	}
-	return report, nil
+	return report, results, nil
 }
 
 func orDefault(v, d int) int {

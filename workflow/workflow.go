@@ -5,7 +5,8 @@
 // what the user typed in the task.
 //
 // A Recorder (registry middleware) writes a run's calls as a Workflow; a
-// Runner replays one through a registry, independent nodes at once; Check
+// Runner replays one through a registry, independent nodes at once, or
+// serves it as one tool (Runner.Tool); Check
 // finds what no longer fits the tools; Mermaid, Dot and Text draw it. The
 // file format is JSON, described by schema.json beside this file, with
 // keys in a fixed order so that diffs stay small.

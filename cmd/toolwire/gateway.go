@@ -32,6 +32,11 @@ type gatewayOptions struct {
 	search     string
 	searchMax  int
 	searchLoad []string
+
+	// unrecorded names the tools whose calls --record leaves out: the
+	// served workflows (--workflow), whose calls of the other tools it
+	// records.
+	unrecorded []string
 }
 
 func (o *gatewayOptions) addFlags(f *pflag.FlagSet) {
@@ -108,7 +113,7 @@ func openGateway(ctx context.Context, o gatewayOptions, srv *mcp.Server, stderr 
 		return nil, err
 	}
 	if o.record != "" {
-		srv.Registry().Use(recordTo(&workflow.Recorder{}, o.record, stderr))
+		srv.Registry().Use(recordTo(&workflow.Recorder{}, o.record, o.unrecorded, stderr))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	if err := gw.Start(ctx); err != nil {
@@ -147,14 +152,18 @@ func pickServers(cfg *host.Config, names []string) error {
 
 // recordTo is middleware that records the calls with rec and rewrites the
 // workflow file after each call it kept, so that the file holds every
-// call however the server ends.
-func recordTo(rec *workflow.Recorder, path string, stderr io.Writer) tool.Middleware {
+// call however the server ends; calls of the tools unrecorded names pass
+// unrecorded.
+func recordTo(rec *workflow.Recorder, path string, unrecorded []string, stderr io.Writer) tool.Middleware {
 	record := rec.Middleware()
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var mu sync.Mutex // one writer of the file at a time
 	return func(next tool.Handler) tool.Handler {
 		recorded := record(next)
 		return func(ctx context.Context, c *tool.Call) (*tool.Result, error) {
+			if slices.Contains(unrecorded, c.Name) {
+				return next(ctx, c)
+			}
 			before := rec.Len()
 			res, err := recorded(ctx, c)
 			if rec.Len() > before {

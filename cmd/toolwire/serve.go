@@ -35,6 +35,7 @@ type serveOptions struct {
 	streamIdleTimeout time.Duration
 	stateKeyFile      string
 	taskAfter         time.Duration
+	workflows         []string // --workflow: FILE or NAME=FILE
 	auth              authOptions
 	gateway           gatewayOptions
 	tel               *telemetry.Config // execute_tool spans; nil for none
@@ -175,6 +176,16 @@ instead, and each then lists the tools it found. --record FILE writes
 every call that succeeds as a workflow that toolwire workflow run replays
 with no model.
 
+--workflow FILE serves a recorded workflow as one tool, named after the
+file (clean.json: clean; or --workflow NAME=FILE), beside the tools it
+replays through: its inputs are the tool's arguments, each defaulting to
+the recorded value; a call runs the nodes as toolwire workflow run does,
+reports progress per node, and becomes a task for a client that takes
+tasks. The result is the last node's, with each node's status and duration
+as structured content. A workflow that calls a tool not served, or whose
+name a served tool has, stops the server before it serves anything. With
+--record, the calls a workflow makes are recorded, not its own.
+
 With -v, each request is logged to stderr on one line: its method, the
 tool, prompt or resource it names, its duration and its outcome (ok,
 tool_error, error with code); --log-format json writes JSON lines instead.
@@ -206,6 +217,10 @@ data, tables on DuckDB, is served when named).`,
   # Two of them, beside the calc toolset, over HTTP, recording every call
   toolwire serve --servers github,filesystem --toolset calc --http 127.0.0.1:8080 --record calls.json
   toolwire workflow run calls.json
+
+  # A recorded run served as one tool (clean), beside the data toolset it
+  # calls; clients call it with its inputs, e.g. load_csv.path=other.csv
+  toolwire serve data --workflow clean.json
 
   # Require access tokens from an authorization server (MCP authorization)
   toolwire serve --http 0.0.0.0:8080 --allow-host mcp.example.com \
@@ -245,6 +260,7 @@ data, tables on DuckDB, is served when named).`,
 	f.DurationVar(&o.streamIdleTimeout, "stream-idle-timeout", mcp.DefaultStreamIdleTimeout, "with --http: close an SSE stream held open between requests that carried nothing this long (a Streamable HTTP client reopens it)")
 	f.StringVar(&o.stateKeyFile, "state-key-file", "", "with --http: sign the state of multi round-trip requests with the key in this file (16 bytes or more), the same for every replica behind a load balancer (default: a random key of this process, which another replica refuses)")
 	f.DurationVar(&o.taskAfter, "task-after", mcp.DefaultTaskAfter, "how long a call of a tool that may run as a task (the data toolset's query) runs before the server answers with a task the client polls (MCP's Tasks extension, for clients that declare it)")
+	f.StringArrayVar(&o.workflows, "workflow", nil, "serve a recorded workflow as a tool named after the file, or NAME=FILE (repeatable); it must fit the tools served")
 	o.auth.addFlags(f)
 	o.gateway.addFlags(f)
 	o.data.addFlags(f)
@@ -326,11 +342,16 @@ func runServe(ctx context.Context, o serveOptions, stdin io.Reader, stdout, stde
 	}
 	defer opened.Close() // after serving: on EOF, SIGTERM or SIGINT
 	if len(o.gateway.servers) > 0 {
+		o.gateway.unrecorded = workflowNames(o.workflows)
 		stop, err := openGateway(ctx, o.gateway, srv, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
+	}
+	if err := serveWorkflows(srv, o.workflows); err != nil {
+		fmt.Fprintln(stderr, "toolwire:", err)
+		return &exitError{code: 2, msg: err.Error()}
 	}
 	var reqlog *requestLog
 	if o.verbose {

@@ -54,6 +54,11 @@ type conn struct {
 	// and which has no slots (sem is nil).
 	single bool
 	one    *request
+	// leave, on a single connection over HTTP, is the HTTP request's
+	// context: its end (the client went away) ends the request, through
+	// lctx (see leaveCtx).
+	leave context.Context
+	lctx  leaveCtx
 	// timer, on a single connection, is where timeouts comes from, to go
 	// back to the server once stopped.
 	timer *requestTimer
@@ -451,10 +456,19 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, out sender, start 
 	}
 
 	parent := ctx
-	if c.detached != nil {
+	switch {
+	case c.detached != nil:
 		parent, req.values = c.detached, ctx
+	case c.leave != nil:
+		c.lctx.values.Context = ctx
+		parent = &c.lctx.values
 	}
 	req.Context, req.cancel = context.WithCancelCause(parent)
+	if c.leave != nil {
+		c.lctx.init(req.Context, req.cancel, c.leave)
+		req.Context = &c.lctx
+		defer c.lctx.release()
+	}
 	defer req.cancel(nil)
 	key := m.ID.String()
 	c.mu.Lock()

@@ -410,6 +410,7 @@ func (h *HTTPHandler) modern(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	ps.init(w, r, h.Server, nil, true, start)
 	initRequestConn(c, h.Server)
 	c.fields = &x.fields
+	c.leave = r.Context()
 	c.token = credentialDigest(r.Header.Get("Authorization"))
 	defer c.close()
 	h.serve(r.Context(), r, ps, c, msg)

@@ -26,6 +26,20 @@ func (p *progressRecorder) Progress(_ context.Context, _, _ float64, m string) e
 	p.mu.Unlock()
 	return nil
 }
+
+// saw waits up to 10 s for a progress message holding m.
+func (p *progressRecorder) saw(m string) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		got := strings.Join(p.msgs, "|")
+		p.mu.Unlock()
+		if strings.Contains(got, m) {
+			return true
+		}
+	}
+	return false
+}
+
 func (*progressRecorder) Log(context.Context, tool.LogLevel, string, any) error { return nil }
 func (*progressRecorder) Elicit(context.Context, *tool.Elicitation) (*tool.ElicitResult, error) {
 	return nil, errors.ErrUnsupported
@@ -50,10 +64,11 @@ func connectTasks(t *testing.T, srv *mcp.Server, c *mcp.Client) *mcp.ClientSessi
 func TestClientFollowsTask(t *testing.T) {
 	for _, transport := range []string{"memory", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			rec := &progressRecorder{}
 			srv := newTaskServer(t, mcp.TaskOptions{PollInterval: 20 * time.Millisecond}, taskTool("ask", tool.TaskRequired, func(ctx context.Context) (*tool.Result, error) {
 				mcp.StartTask(ctx)
 				_ = tool.Progress(ctx, 1, 2, "halfway")
-				time.Sleep(50 * time.Millisecond)
+				rec.saw("halfway") // the status stays until a poll has shown it
 				res, err := tool.Elicit(ctx, &tool.Elicitation{Message: "name?", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 				if err != nil {
 					return nil, err
@@ -76,7 +91,6 @@ func TestClientFollowsTask(t *testing.T) {
 				}
 				defer sess.Close()
 			}
-			rec := &progressRecorder{}
 			res, err := sess.CallTool(tool.WithClient(context.Background(), rec), "ask", nil)
 			if err != nil {
 				t.Fatal(err)

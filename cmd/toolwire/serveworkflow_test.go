@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolwire/toolwire/mcp"
 	"github.com/toolwire/toolwire/workflow"
 )
 
@@ -243,23 +241,7 @@ func TestServeWorkflowTask(t *testing.T) {
 		if want := "task " + id + ": interrupt signal received (cancelled on the server)"; !strings.Contains(scr.String(), want) {
 			t.Errorf("the terminal does not say %q:\n%s", want, scr.String())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s, err := (&mcp.Client{Info: mcp.Implementation{Name: "check", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		var task mcp.Task
-		if err := s.Call(ctx, mcp.MethodTasksGet, &mcp.TaskParams{TaskID: id}, &task); err != nil {
-			t.Fatalf("tasks/get %s: %v", id, err)
-		}
-		if task.Status != mcp.TaskCancelled {
-			t.Errorf("the server has task %s %s, want cancelled", id, task.Status)
-		}
-		if !strings.Contains(log.String(), "method=tasks/cancel") {
-			t.Errorf("the server logged no tasks/cancel:\n%s", log)
-		}
+		taskCancelledOnServer(t, addr, id, log.String())
 		stopsWorking(t, srv.Process.Pid, busy)
 	})
 }

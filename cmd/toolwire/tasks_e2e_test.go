@@ -200,23 +200,7 @@ func TestCallTaskInterrupted(t *testing.T) {
 
 	// The server's side: the task reads as cancelled, and its query
 	// stopped.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := (&mcp.Client{Info: mcp.Implementation{Name: "check", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var task mcp.Task
-	if err := s.Call(ctx, mcp.MethodTasksGet, &mcp.TaskParams{TaskID: id}, &task); err != nil {
-		t.Fatalf("tasks/get %s: %v", id, err)
-	}
-	if task.Status != mcp.TaskCancelled {
-		t.Errorf("the server has task %s %s, want cancelled", id, task.Status)
-	}
-	if !strings.Contains(log.String(), "method=tasks/cancel") {
-		t.Errorf("the server logged no tasks/cancel:\n%s", log)
-	}
+	taskCancelledOnServer(t, addr, id, log.String())
 	stopsWorking(t, srv.Process.Pid, busy)
 	if b, _ := os.ReadFile(kept); strings.Contains(string(b), id) {
 		t.Errorf("the cancelled task is still kept for toolwire tasks: %s", b)
@@ -351,5 +335,28 @@ process.on("SIGINT", () => keep("\n<SIGINT>\n"));`), 0o644); err != nil {
 	}
 	if !regexp.MustCompile(`"method":"tasks/cancel","params":\{[^}]*"taskId":"` + id + `"`).Match(b) {
 		t.Errorf("the server was not sent tasks/cancel for %s; it read:\n%s", id, b)
+	}
+}
+
+// taskCancelledOnServer checks, on the server at addr (HTTP), that task id
+// reads as cancelled and that the server's log shows the tasks/cancel.
+func taskCancelledOnServer(t *testing.T, addr, id, log string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := (&mcp.Client{Info: mcp.Implementation{Name: "check", Version: "1"}}).Connect(ctx, &mcp.HTTPTransport{URL: "http://" + addr + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var task mcp.Task
+	if err := s.Call(ctx, mcp.MethodTasksGet, &mcp.TaskParams{TaskID: id}, &task); err != nil {
+		t.Fatalf("tasks/get %s: %v", id, err)
+	}
+	if task.Status != mcp.TaskCancelled {
+		t.Errorf("the server has task %s %s, want cancelled", id, task.Status)
+	}
+	if !strings.Contains(log, "method=tasks/cancel") {
+		t.Errorf("the server logged no tasks/cancel:\n%s", log)
 	}
 }

@@ -79,13 +79,9 @@ func newSpanInfo(t Tool, info Info, source string) spanInfo {
 	return spanInfo{name: "execute_tool " + info.Name, attrs: attrs, opts: spanOptions(attrs)}
 }
 
-// traced runs call inside an execute_tool span, when the registry has
-// telemetry and the span records.
-func (r *Registry) traced(ctx context.Context, name string, call func(context.Context) (*Result, error)) (*Result, error) {
-	t := r.tel.Load()
-	if t == nil {
-		return call(ctx)
-	}
+// traced runs call inside an execute_tool span of t, the registry's
+// telemetry, when the span records.
+func (r *Registry) traced(ctx context.Context, t *tracing, name string, call func(context.Context) (*Result, error)) (*Result, error) {
 	r.mu.RLock()
 	e := r.entries[name]
 	r.mu.RUnlock()

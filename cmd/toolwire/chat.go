@@ -97,6 +97,7 @@ type chat struct {
 	history   []model.Message
 	rec       *workflow.Recorder // the session's tool calls, for /save
 	stopWatch func()             // stops following the terminal's size
+	stderr    io.Writer          // the servers' stderr before the terminal went raw
 }
 
 type runningCall struct {
@@ -128,9 +129,13 @@ func newChat(cmd *cobra.Command, o *agentOptions) (*chat, error) {
 				io.Writer
 			}{c.keys, cmd.OutOrStdout()}, "> ")
 			c.out = c.term
-			// What goes to stderr (a message of /save, a warning) goes
-			// through the editor too, which ends lines with CR LF.
+			// What goes to stderr (a message of /save, a warning, with -v
+			// the servers' stderr) goes through the editor too, which ends
+			// lines with CR LF.
 			cmd.SetErr(c.term)
+			if r.host != nil {
+				c.stderr = r.host.stderr.set(aside{c})
+			}
 			c.color = os.Getenv("NO_COLOR") == ""
 			c.md = newMarkdown(80, c.color)
 			c.followSize(cmd.OutOrStdout().(*os.File))
@@ -183,6 +188,9 @@ func (c *chat) close() {
 	c.stopWatch()
 	c.stopSpinner()
 	if c.raw != nil {
+		if c.r.host != nil {
+			c.r.host.stderr.set(c.stderr)
+		}
 		_ = term.Restore(int(c.cmd.InOrStdin().(*os.File).Fd()), c.raw)
 	}
 	c.r.close()
@@ -537,6 +545,20 @@ func (c *chat) drawStatus(frame int) {
 		parts = append(parts, fmt.Sprintf("waiting for %s (%.1fs)", c.modelName(), time.Since(c.waiting).Seconds()))
 	}
 	fmt.Fprintf(c.out, "\r\x1b[K%c %s", frames[frame%len(frames)], strings.Join(parts, ", "))
+}
+
+// aside writes, through the line editor, what arrives while chat runs
+// (with -v, the servers' stderr): on lines of its own, clearing the
+// status line first, which the spinner draws again at its next tick.
+type aside struct{ c *chat }
+
+func (a aside) Write(p []byte) (int, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if a.c.stopSpin != nil {
+		a.c.clearStatus()
+	}
+	return a.c.term.Write(p)
 }
 
 // clearStatus clears the status line, on a terminal.

@@ -30,9 +30,13 @@ type noteIn struct {
 }
 
 // noteTool writes a note: a tool that may change things (it has no
-// annotations), slow enough for the spinner to show.
+// annotations), slow enough for the spinner to show; with
+// $TOOLWIRE_TEST_LOG set, its server says so in two lines on stderr.
 func noteTool() tool.Tool {
 	return tool.Must(tool.New("write_note", "Writes a note down.", func(_ context.Context, in noteIn) (string, error) {
+		if os.Getenv("TOOLWIRE_TEST_LOG") != "" {
+			fmt.Fprintf(os.Stderr, "notes: writing %q\nnotes: at %s\n", in.Text, time.Now().Format(time.TimeOnly))
+		}
 		time.Sleep(400 * time.Millisecond)
 		return "saved: " + in.Text, nil
 	}))
@@ -479,6 +483,31 @@ func TestChatPromptAtColumn0(t *testing.T) {
 	raw := c.scr.raw()
 	if !strings.Contains(raw, "(toolwire workflow run "+wf+")\r\n> ") {
 		t.Errorf("the prompt after /save does not start at column 0:\n%q", raw)
+	}
+	if i := regexp.MustCompile(`[^\r]\n`).FindStringIndex(raw); i != nil {
+		t.Errorf("a line ends without CR at %d: %q", i[0], raw[max(0, i[0]-80):i[1]])
+	}
+}
+
+// TestChatVerboseServerStderr: with -v, what a stdio server writes on its
+// stderr while the terminal is raw goes through chat's line editor, so
+// that its lines end with CR LF like chat's own.
+func TestChatVerboseServerStderr(t *testing.T) {
+	m := newScriptedModel(t,
+		`{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"notes__write_note","arguments":"{\"text\":\"x\"}"}}]}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"Done."}}]}
+{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	cfg := writeConfig(t, map[string]string{"notes": testServerJSON(t, "notes", map[string]string{"TOOLWIRE_TEST_LOG": "1"}, "")})
+	c := startChat(t, m.URL, 120, "--config", cfg, "--yes", "-v")
+	c.typeKeys(t, "note x\r")
+	c.scr.waitFor(t, "Done.")
+	c.scr.waitFor(t, "notes: writing")
+	c.typeKeys(t, "/exit\r")
+	c.exit(t)
+	raw := c.scr.raw()
+	if !strings.Contains(raw, "\r\x1b[Knotes: writing") {
+		t.Errorf("the server's line does not start a line of its own:\n%q", raw)
 	}
 	if i := regexp.MustCompile(`[^\r]\n`).FindStringIndex(raw); i != nil {
 		t.Errorf("a line ends without CR at %d: %q", i[0], raw[max(0, i[0]-80):i[1]])

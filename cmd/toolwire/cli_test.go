@@ -26,7 +26,8 @@ import (
 // creating the file $TOOLWIRE_TEST_MARKER (to show it ran) and sleeping
 // $TOOLWIRE_TEST_DELAY; in mode "silent" it never answers, in mode "many"
 // it serves 500 generated tools too (manyTools), in mode "shapes" the
-// tools of shapeTools, in "asks" a form (formTool). With
+// tools of shapeTools, in "asks" a form (formTool), in "notes"
+// noteTool and waitTool. With
 // TOOLWIRE_TEST_BROWSER set, it is the browser of the login tests (see
 // testBrowser).
 func TestMain(m *testing.M) {

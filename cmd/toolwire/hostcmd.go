@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,32 @@ type session struct {
 	// note receives the note of where tokens went, when a command (not a
 	// login) made the token file: nil when -q.
 	note io.Writer
+	// stderr is where the servers' stderr and their state go with -v:
+	// the command's stderr, until chat moves it onto its line editor.
+	stderr *switchWriter
+}
+
+// switchWriter is a writer whose destination can change while others
+// write to it (a stdio server's stderr is copied from a goroutine of its
+// own).
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// set makes w the destination and returns the one before.
+func (s *switchWriter) set(w io.Writer) io.Writer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.w
+	s.w = w
+	return old
 }
 
 // close stops the progress display, the servers, and the context; it
@@ -79,7 +106,7 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	h := &host.Host{Config: cfg}
 	h.Client.Info.Name, h.Client.Info.Version = "toolwire", versionInfo().Version
 	h.Tokens, h.LoginCommand = store, o.loginCommand()
-	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store}
+	s := &session{Host: h, cache: newNameCache(cfg.Path), tokens: store, stderr: &switchWriter{w: stderr}}
 	if o.adhoc.set() {
 		s.cache = &nameCache{} // no file: completion is for configured servers
 	}
@@ -88,8 +115,8 @@ func (o *hostOptions) open(cmd *cobra.Command) (*session, error) {
 	}
 	switch {
 	case o.g.verbose:
-		h.Stderr = stderr
-		h.Observe = eventLogger(stderr)
+		h.Stderr = s.stderr
+		h.Observe = eventLogger(s.stderr)
 	case !o.g.quiet && isTerminal(stderr):
 		s.progress = newProgress(stderr)
 		h.Observe = s.progress.observe

@@ -80,8 +80,23 @@ func newSpanInfo(t Tool, info Info, source string) spanInfo {
 }
 
 // traced runs call inside an execute_tool span of t, the registry's
-// telemetry, when the span records.
+// telemetry, when the span records. What it keeps across the call is
+// small: the span's making and ending are functions of their own, whose
+// frames are gone while the tool runs, so that a traced call's stack
+// stays near an untraced one's (TestCallStackDepth).
 func (r *Registry) traced(ctx context.Context, t *tracing, name string, call func(context.Context) (*Result, error)) (*Result, error) {
+	sctx, span := r.startSpan(ctx, t, name)
+	if !span.IsRecording() {
+		return call(ctx)
+	}
+	defer span.End()
+	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
+	t.outcome(span, res, err)
+	return res, err
+}
+
+// startSpan starts the execute_tool span of a call of the tool name.
+func (r *Registry) startSpan(ctx context.Context, t *tracing, name string) (context.Context, trace.Span) {
 	r.mu.RLock()
 	e := r.entries[name]
 	r.mu.RUnlock()
@@ -99,12 +114,12 @@ func (r *Registry) traced(ctx context.Context, t *tracing, name string, call fun
 		}
 		opts = spanOptions(attrs)
 	}
-	sctx, span := t.tracer.Start(ctx, si.name, opts...)
-	if !span.IsRecording() {
-		return call(ctx)
-	}
-	defer span.End()
-	res, err := call(context.WithValue(sctx, ctxkey.ToolSpan{}, span))
+	return t.tracer.Start(ctx, si.name, opts...)
+}
+
+// outcome records on span how the call ended: its error type and status,
+// and with content captured, its result.
+func (t *tracing) outcome(span trace.Span, res *Result, err error) {
 	switch {
 	case err != nil:
 		span.SetAttributes(semconv.ErrorTypeKey.String(callErrorType(err)))
@@ -121,7 +136,6 @@ func (r *Registry) traced(ctx context.Context, t *tracing, name string, call fun
 			span.SetAttributes(semconv.GenAIToolCallResultKey.String(string(b)))
 		}
 	}
-	return res, err
 }
 
 // callErrorType is the error.type of a failed call.
